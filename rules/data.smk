@@ -1,0 +1,62 @@
+# Raw data: every file of the checksum table, from the data folder, a mirror, or upstream; verified by sha256.
+
+RAW_RELPATHS = [f.relpath for f in RAW_FILES]
+
+
+localrules:
+    fetch_raw,
+
+
+rule fetch_raw:
+    """Obtain one raw file (verified data folder -> mirror -> official URL) and verify its checksum."""
+    output:
+        f"{DATA_DIR}/{{relpath}}",
+    wildcard_constraints:
+        relpath="|".join(re.escape(p) for p in RAW_RELPATHS),
+    params:
+        relpath=lambda wc: wc.relpath,
+        data_dir=lambda wc, output: output[0][: -len(wc.relpath) - 1],
+        mirror=DATA_MIRROR,
+    log:
+        "logs/data/fetch_{relpath}.log",
+    threads: 1
+    resources:
+        mem_mb=512,
+        runtime=30,
+    conda:
+        "../envs/workflow.yaml"
+    script:
+        "../scripts/fetch_raw.py"
+
+
+rule raw_data:
+    """Every raw file, verified (a convenience target: snakemake raw_data)."""
+    input:
+        [raw(p) for p in RAW_RELPATHS],
+
+
+rule data_summary:
+    """Load every raw data set with the library's loaders and record its counts (a check of the data layer)."""
+    input:
+        omniglot_background=raw("omniglot/images_background.zip"),
+        omniglot_evaluation=raw("omniglot/images_evaluation.zip"),
+        mnist=[raw(f"mnist/{s}-{k}-idx{n}-ubyte.gz") for s in ("train", "t10k") for k, n in (("images", 3), ("labels", 1))],
+        fashion=[
+            raw(f"fashion-mnist/{s}-{k}-idx{n}-ubyte.gz") for s in ("train", "t10k") for k, n in (("images", 3), ("labels", 1))
+        ],
+        trec_train=raw("trec/train_5500.label"),
+        trec_test=raw("trec/TREC_10.label"),
+        vocab=raw("bert-base-uncased/vocab.txt"),
+        spoc=[raw(p) for p in RAW_RELPATHS if p.startswith("reference/spoc/")],
+    output:
+        summary="results/data/summary.json",
+    log:
+        "logs/data/data_summary.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/data_summary.py"

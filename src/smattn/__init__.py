@@ -1,0 +1,6 @@
+"""smattn: the science behind the workflow (no Snakemake imports).
+
+Subpackages: ``smattn.data`` (raw data), ``smattn.p1`` (Tiberi et al. 2024), ``smattn.p2`` (Troiani et al. 2025).
+"""
+
+__version__ = "0.1.0"

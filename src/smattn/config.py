@@ -1,0 +1,138 @@
+"""Scale resolution and validation of the workflow configuration (independent of Snakemake).
+
+A group section of ``config.yaml`` maps each parameter either to a plain value (all scales) or to a mapping
+``{smoke: .., laptop: .., paper: ..}``. ``resolve_params`` picks the active scale's values, coerces strings
+given on the command line (``--config`` parses nested values as strings) to the schema's types, and checks
+every scale against the group's leaf schema ``$defs/<group>``. Errors name the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+SCALES = ("smoke", "laptop", "paper")
+
+
+class ConfigError(ValueError):
+    """A configuration error; the message names the offending key."""
+
+
+def load_schema(path: str | Path) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def group_names(schema: Mapping) -> list[str]:
+    return list(schema.get("$defs", {}).keys())
+
+
+def _is_per_scale(value: Any) -> bool:
+    return isinstance(value, Mapping) and len(value) > 0 and all(k in SCALES for k in value)
+
+
+def _coerce(value: Any, spec: Mapping, key: str) -> Any:
+    """Convert command-line strings to the type the schema asks for (other values pass unchanged)."""
+    types = spec.get("type")
+    if isinstance(types, str):
+        types = [types]
+    types = types or []
+    if isinstance(value, str):
+        if "string" in types:
+            return value
+        if value.lower() in ("null", "none", "~") and "null" in types:
+            return None
+        if "integer" in types:
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        if "number" in types:
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        if "boolean" in types and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        if "array" in types or "object" in types:
+            try:
+                parsed = yaml.safe_load(value)
+            except yaml.YAMLError as exc:
+                raise ConfigError(f"config key '{key}': cannot parse {value!r}: {exc}") from exc
+            return _coerce(parsed, spec, key)
+        return value
+    if isinstance(value, list) and "items" in spec:
+        return [_coerce(v, spec["items"], f"{key}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, bool) is False and isinstance(value, int) and "number" in types and "integer" not in types:
+        return float(value)
+    return value
+
+
+def resolve_group(raw: Mapping | None, group_schema: Mapping, group: str, scale: str) -> dict:
+    """Resolve one group's parameters for ``scale``; raise ConfigError naming the key on any problem."""
+    import jsonschema
+
+    if scale not in SCALES:
+        raise ConfigError(f"config key 'scale': unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"config key '{group}': expected a mapping of parameters, got {type(raw).__name__}")
+    props = group_schema.get("properties", {})
+    unknown = [k for k in raw if k not in props]
+    if unknown:
+        raise ConfigError(
+            f"config key '{group}.{unknown[0]}': unknown parameter (known: {', '.join(sorted(props)) or 'none'})"
+        )
+    resolved: dict[str, Any] = {}
+    for key, value in raw.items():
+        full = f"{group}.{key}"
+        if _is_per_scale(value):
+            if scale not in value:
+                raise ConfigError(f"config key '{full}': no value for scale '{scale}'")
+            value = value[scale]
+        resolved[key] = _coerce(value, props[key], full)
+    missing = [k for k in props if k not in resolved]
+    if missing:
+        raise ConfigError(f"config key '{group}.{missing[0]}': missing (scale '{scale}')")
+    validator = jsonschema.Draft202012Validator(group_schema)
+    errors = sorted(validator.iter_errors(resolved), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        path = ".".join(str(p) for p in err.absolute_path)
+        where = f"{group}.{path}" if path else group
+        raise ConfigError(f"config key '{where}' (scale '{scale}'): {err.message}")
+    return resolved
+
+
+def resolve_params(config: Mapping, schema: Mapping, scale: str | None = None) -> dict[str, dict]:
+    """Resolved parameters of every group for the active scale, after checking all three scales.
+
+    Args:
+        config: the whole workflow config (after Snakemake's top-level validation).
+        schema: the loaded JSON schema (with ``$defs/<group>``).
+        scale: overrides ``config['scale']``.
+    Returns:
+        ``{group: {param: value}}`` for the active scale.
+    """
+    active = scale or config.get("scale", "laptop")
+    if active not in SCALES:
+        raise ConfigError(f"config key 'scale': unknown scale {active!r}; choose one of {', '.join(SCALES)}")
+    out: dict[str, dict] = {}
+    for group in group_names(schema):
+        gschema = schema["$defs"][group]
+        for s in SCALES:  # a bad value at any scale is reported now, not when that scale is first used
+            res = resolve_group(config.get(group), gschema, group, s)
+            if s == active:
+                out[group] = res
+    return out
+
+
+def data_mirror(config: Mapping, environ: Mapping[str, str]) -> str | None:
+    """The mirror folder: environment variable SMATTN_DATA_MIRROR first, then config ``data_mirror``."""
+    env = environ.get("SMATTN_DATA_MIRROR")
+    if env:
+        return env
+    return config.get("data_mirror") or None

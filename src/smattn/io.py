@@ -1,0 +1,104 @@
+"""Atomic output helpers: every file is written under a temporary name in its folder, then renamed.
+
+A crash or an exception therefore never leaves a half-written output behind under its final name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success rename it to ``path``, on error delete it."""
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, final)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: str | os.PathLike, obj) -> None:
+    """Write ``obj`` as indented JSON (NaN/inf are rejected: they are not valid JSON)."""
+    text = json.dumps(obj, indent=2, sort_keys=False, allow_nan=False, default=_json_default)
+    write_text(path, text + "\n")
+
+
+def _json_default(o):
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"object of type {type(o).__name__} is not JSON serialisable")
+
+
+def read_json(path: str | os.PathLike):
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def write_metrics(path: str | os.PathLike, metrics: Mapping[str, float]) -> None:
+    """Write a flat ``{id: number}`` metrics file for the ledger.
+
+    Raises ValueError naming the offending id if a value is not a finite real number.
+    """
+    clean: dict[str, float] = {}
+    for key, value in metrics.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"metric id must be a non-empty string, got {key!r}")
+        try:
+            v = float(value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"metric {key!r}: value {value!r} is not a number") from exc
+        if not math.isfinite(v):
+            raise ValueError(f"metric {key!r}: value {v} is not finite")
+        clean[key] = v
+    write_json(path, clean)
+
+
+def write_csv(path: str | os.PathLike, header: Sequence[str], rows: Iterable[Sequence]) -> None:
+    """Write a CSV file with a header row."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(list(header))
+            for row in rows:
+                w.writerow(list(row))
+
+
+def save_figure(fig, png_path: str | os.PathLike, dpi: int = 150) -> None:
+    """Save a matplotlib figure as PNG at ``png_path`` and as PDF beside it (same stem), atomically."""
+    png = Path(png_path)
+    if png.suffix != ".png":
+        raise ValueError(f"figure path must end in .png, got {png}")
+    for target, fmt in ((png, "png"), (png.with_suffix(".pdf"), "pdf")):
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight")
+
+
+def fmt_id(x: float) -> str:
+    """Number as it appears inside a metric id: Python ``format(x, "g")``."""
+    return format(x, "g")

@@ -1,0 +1,76 @@
+"""Scale resolution and validation of the config (library level; the workflow-level checks are in
+test_workflow.py)."""
+
+import copy
+
+import pytest
+import yaml
+
+from smattn.config import SCALES, ConfigError, resolve_group, resolve_params
+
+GROUP_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "d": {"type": "integer", "minimum": 1},
+        "lr": {"type": "number", "exclusiveMinimum": 0},
+        "alphas": {"type": "array", "items": {"type": "number"}},
+        "mask": {"type": "boolean"},
+    },
+}
+RAW = {"d": {"smoke": 10, "laptop": 100, "paper": 1000}, "lr": 0.1, "alphas": [0.5, 1], "mask": False}
+
+
+def test_per_scale_values_are_picked():
+    for scale, d in zip(SCALES, (10, 100, 1000)):
+        res = resolve_group(RAW, GROUP_SCHEMA, "g", scale)
+        assert res == {"d": d, "lr": 0.1, "alphas": [0.5, 1], "mask": False}
+
+
+def test_command_line_strings_are_coerced():
+    raw = dict(RAW, d="42", lr="0.5", alphas=["1", "2.5"], mask="true")
+    res = resolve_group(raw, GROUP_SCHEMA, "g", "paper")
+    assert res == {"d": 42, "lr": 0.5, "alphas": [1.0, 2.5], "mask": True}
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"d": -3}, "'g.d'"),
+        ({"d": 0}, "'g.d'"),
+        ({"d": "many"}, "'g.d'"),
+        ({"lr": 0}, "'g.lr'"),
+        ({"typo": 1}, "'g.typo': unknown parameter"),
+        ({"d": {"smoke": 1, "laptop": 2}}, "'g.d': no value for scale 'paper'"),
+    ],
+)
+def test_bad_values_name_the_key(change, fragment):
+    raw = dict(RAW, **change)
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        for scale in SCALES:
+            resolve_group(raw, GROUP_SCHEMA, "g", scale)
+
+
+def test_missing_key_is_named():
+    raw = {k: v for k, v in RAW.items() if k != "lr"}
+    with pytest.raises(ConfigError, match="'g.lr': missing"):
+        resolve_group(raw, GROUP_SCHEMA, "g", "laptop")
+
+
+def test_unknown_scale():
+    with pytest.raises(ConfigError, match="'scale'"):
+        resolve_params({"scale": "huge"}, {"$defs": {}})
+
+
+def test_repository_config_resolves_at_every_scale(repo):
+    config = yaml.safe_load((repo / "config.yaml").read_text())
+    schema = yaml.safe_load((repo / "schemas/config.schema.yaml").read_text())
+    for scale in SCALES:
+        params = resolve_params(config, schema, scale)
+        assert set(params) == set(schema["$defs"])
+        for group, values in params.items():
+            assert set(values) == set(schema["$defs"][group]["properties"]), group
+    # every group parameter has a description in the schema
+    for group, gschema in schema["$defs"].items():
+        for key, spec in gschema["properties"].items():
+            assert spec.get("description"), f"$defs/{group}/{key} lacks a description"

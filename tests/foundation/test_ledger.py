@@ -1,0 +1,72 @@
+"""The metrics ledger, the claims table and the atomic writers."""
+
+import json
+
+import pytest
+import yaml
+
+from smattn import io as sio
+from smattn.ledger import claims_html, evaluate_claims, load_claims, merge_metrics
+
+
+def test_merge_and_duplicate_ids(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    sio.write_metrics(a, {"x[N=1]": 0.5, "y": 2})
+    sio.write_metrics(b, {"z": 1e-3})
+    assert merge_metrics([a, b]) == {"x[N=1]": 0.5, "y": 2.0, "z": 1e-3}
+    sio.write_metrics(b, {"y": 3})
+    with pytest.raises(ValueError, match="'y' is written by both"):
+        merge_metrics([a, b])
+
+
+def test_write_metrics_rejects_non_finite(tmp_path):
+    with pytest.raises(ValueError, match="'bad'"):
+        sio.write_metrics(tmp_path / "m.json", {"bad": float("nan")})
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_claims(tmp_path):
+    claims = [
+        {"id": "acc", "claim": "accuracy is 0.9", "kind": "match", "paper": 0.9, "tolerance": 0.02},
+        {"id": "acc2", "claim": "accuracy2 is 0.9", "kind": "match", "paper": 0.9, "tolerance": 0.02},
+        {"claim": "layer 2 first", "kind": "compare", "check": {"left": "t2", "op": "<", "right": "t1"}},
+        {"id": "thr", "claim": "threshold", "kind": "deviation", "paper": 0.3, "explanation": "different reading"},
+        {"id": "acc", "claim": "info", "kind": "info"},
+    ]
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(claims))
+    rows = evaluate_claims(load_claims([path]), {"acc": 0.91, "acc2": 0.8, "t1": 5, "t2": 3, "thr": 0.4})
+    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "deviation explained", "info"]
+    assert "layer 2 first" in claims_html(rows, "smoke")
+    with pytest.raises(KeyError, match="'thr', which no rule wrote"):
+        evaluate_claims(load_claims([path]), {"acc": 1, "acc2": 1, "t1": 1, "t2": 0})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump([{"id": "a", "claim": "c", "kind": "deviation"}]))
+    with pytest.raises(ValueError, match="explanation"):
+        load_claims([bad])
+
+
+def test_atomic_path_leaves_nothing_on_error(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError):
+        with sio.atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
+    sio.write_json(target, {"a": 1})
+    assert json.loads(target.read_text()) == {"a": 1}
+
+
+def test_save_figure_writes_png_and_pdf(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    sio.save_figure(fig, tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ValueError):
+        sio.save_figure(fig, tmp_path / "f.jpg")
