@@ -1,0 +1,39 @@
+"""P1 Fig. 2e / 5c: accuracy vs width of the good + denoising network at sigma_perp = 5 (theory, sampled, GP)."""
+
+import json
+
+from smattn.scriptio import run
+
+
+def main(io):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from smattn.io import save_figure, write_csv
+
+    th = json.load(open(io.input.theory))
+    sample_files = io.input.samples if isinstance(io.input.samples, list) else [io.input.samples]
+    samples = [json.load(open(f)) for f in sample_files if f]
+    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    ax.plot([r["N"] for r in th["runs"]], [100 * r["acc"] for r in th["runs"]], ":x", color="tab:blue",
+            label="theory (renormalised)")
+    if samples:
+        ax.plot([s["N"] for s in samples], [100 * s["acc"] for s in samples], "o", color="black", label="sampled")
+    ax.axhline(100 * th["acc_gp"], color="red", ls=":", label="GP")
+    ax.set_xscale("log")
+    ax.set_xlabel("width N")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(io.params.title, fontsize=9)
+    ax.legend(fontsize=7)
+    save_figure(fig, io.output.png)
+    plt.close(fig)
+    rows = [["theory", r["N"], r["acc"], r["steps"], r["g_max"]] for r in th["runs"]]
+    rows += [["sampled", s["N"], s["acc"], s["n_samples"], s["divergences"]] for s in samples]
+    rows += [["gp", "", th["acc_gp"], "", ""]]
+    write_csv(io.output.csv, ["kind", "N", "accuracy", "steps_or_samples", "g_max_or_divergences"], rows)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))
