@@ -11,8 +11,8 @@ P1H_VARIANTS = ["all", "two_path_random", "two_path_uniform"]
 # theory and sampling rules use envs/torch.yaml: the HMC data and heads are drawn with torch's CPU generator
 
 
-def p1h_samples(variant):
-    return [f"results/p1_hmc/samples_{variant}_N{int(n)}.json" for n in P1H["sampled_widths"]]
+# NUTS outputs of one variant at every sampled width
+p1h_samples = lambda variant: [f"results/p1_hmc/samples_{variant}_N{int(n)}.json" for n in P1H["sampled_widths"]]
 
 
 rule p1_hmc_theory:
