@@ -1,0 +1,129 @@
+"""Benchmarks of the P2 theory engine (issue 3).  Prints measured figures; same-process ratios where asked.
+
+    python benchmarks/p2_theory_bench.py denoiser      # one g_out vs adaptive scipy dblquad of the same integral
+    python benchmarks/p2_theory_bench.py gamp          # GAMP d=1000, alpha=1.2, 34 iterations (target < 60 s)
+    python benchmarks/p2_theory_bench.py se_curve      # L=2 SE curve over 48 alphas (target < 2 min)
+    python benchmarks/p2_theory_bench.py phase_diagram # 16-point phase diagram (target < 5 min)
+    python benchmarks/p2_theory_bench.py depth3        # depth-3 SE curve (target < 15 min)
+Options: --quick (smaller sizes, for a smoke check of the benchmark itself).
+"""
+import argparse
+import time
+
+import numpy as np
+
+
+def bench_denoiser(quick):
+    from scipy import integrate
+
+    from smattn.p2.attention_link import link_logits, preimage, skip_matrix_det, skip_matrix_inverse, softmax_entries
+    from smattn.p2.channel_denoiser import g_out
+
+    c = 1.0
+    rng = np.random.default_rng(0)
+    Q = np.diag([0.3, 0.5])
+    V = np.eye(2) - Q
+    Zt = rng.standard_normal((2, 2))
+    om = np.sqrt(Q) @ (np.sqrt(Q) @ Zt + np.sqrt(V) @ rng.standard_normal((2, 2)))
+    ell = link_logits(Zt, c)
+    x = preimage(ell[None])[0]
+    P = np.linalg.inv(V)
+
+    def integrand(z12, z11, s, a, t):
+        z1 = np.array([z11, z12])
+        p, q = softmax_entries(z1)
+        i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+        z2 = s * np.array([i00 * x[0] + i01 * x[1], i10 * x[0] + i11 * x[1]])
+        Z = np.stack([z1, z2])
+        D = Z - om
+        w = np.exp(-0.5 * np.einsum("at,ab,bt->", D, P, D)) / skip_matrix_det(p, q, c)
+        return w if a < 0 else w * Z[a, t]
+
+    lo, hi = om[0] - 8 * np.sqrt(V[0, 0]), om[0] + 8 * np.sqrt(V[0, 0])
+    t0 = time.perf_counter()
+    vals = {}
+    for a, t in ((-1, 0), (0, 0), (0, 1), (1, 0), (1, 1)):
+        vals[(a, t)] = sum(integrate.dblquad(integrand, lo[0], hi[0], lo[1], hi[1], args=(s, a, t))[0]
+                           for s in (1.0, -1.0))
+    t_ref = time.perf_counter() - t0
+    mean_ref = np.array([[vals[(a, t)] for t in range(2)] for a in range(2)]) / vals[(-1, 0)]
+    g_ref = P @ (mean_ref - om)
+    reps = 20 if quick else 200
+    g_out(ell[None], om[None], V, c)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        g, dg, _ = g_out(ell[None], om[None], V, c)
+    t_one = (time.perf_counter() - t0) / reps
+    n = 2000
+    Zs = rng.standard_normal((n, 2, 2))
+    oms = 0.5 * Zs + 0.3 * rng.standard_normal((n, 2, 2))
+    t0 = time.perf_counter()
+    g_out(link_logits(Zs, c), oms, V, c)
+    t_batch = (time.perf_counter() - t0) / n
+    print(f"[denoiser] adaptive dblquad (scipy defaults, 5 integrals x 2 signs, g_out only): {t_ref:.3f} s")
+    print(f"[denoiser] ours, one sample, g_out + analytic Jacobian (48^2 GH grid): {1e3 * t_one:.2f} ms "
+          f"-> speed-up {t_ref / t_one:.0f}x")
+    print(f"[denoiser] ours, per sample in a batch of {n}: {1e3 * t_batch:.3f} ms -> speed-up {t_ref / t_batch:.0f}x")
+    print(f"[denoiser] max |g_out(ours) - g_out(dblquad)| = {np.abs(g[0] - g_ref).max():.2e}")
+
+
+def bench_gamp(quick):
+    from smattn.p2.gamp import run_gamp
+
+    d, iters = (300, 10) if quick else (1000, 34)
+    t0 = time.perf_counter()
+    r = run_gamp(d, 1.2, iters, seed=1, n1d=24)
+    t = time.perf_counter() - t0
+    print(f"[gamp] d={d}, alpha=1.2, {iters} iterations (n1d=24): {t:.1f} s ({t / iters:.2f} s/iteration); final |M11|="
+          f"{abs(r.M[-1, 0, 0]):.3f} |M22|={abs(r.M[-1, 1, 1]):.3f} test error {r.test_error[-1]:.4f}")
+
+
+def bench_se_curve(quick):
+    from smattn.p2.overlap_curves import l2_overlap_curve, q2_grid
+
+    alphas = np.linspace(0, 1.6, 12 if quick else 48)
+    t0 = time.perf_counter()
+    r = l2_overlap_curve(alphas, 1.0, q_grid=q2_grid(10 if quick else 18), n_k=1000 if quick else 4000,
+                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3, n1d=32)
+    t = time.perf_counter() - t0
+    print(f"[se_curve] L=2 SE curve over {len(alphas)} alphas: {t:.1f} s; alpha_last={r['alpha_last']:.4f} "
+          f"alpha_first={r['alpha_first']:.4f}; SE points {int(np.sum(r['how'] == 2))}, all converged: "
+          f"{bool(np.all(r['converged']))}")
+
+
+def bench_phase_diagram(quick):
+    from smattn.p2.overlap_curves import q2_grid
+    from smattn.p2.thresholds import alpha_first, alpha_last, phase_two_curve
+
+    cs = [4.0, 3.5, 3.0, 2.5, 2.0, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5625, 0.5, 0.1, 0.01, 0.0001]
+    if quick:
+        cs = cs[:3]
+    t0 = time.perf_counter()
+    for c in cs:
+        last = alpha_last(c, n_samples=3000, n1d=32)
+        cur = phase_two_curve(q2_grid(14, q_max=0.9995), c, n_samples=600, n1d=32)
+        first = alpha_first(cur, last["alpha"], last["K"][0, 0])
+        print(f"  c={c:g}: alpha_last={last['alpha']:.4f} alpha_first={first['alpha']:.4f}")
+    t = time.perf_counter() - t0
+    print(f"[phase_diagram] {len(cs)} skip strengths: {t:.1f} s")
+
+
+def bench_depth3(quick):
+    from smattn.p2.overlap_curves import se_sweep
+
+    alphas = [0.5, 2.0] if quick else [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
+    t0 = time.perf_counter()
+    r = se_sweep(alphas, 1.0, 3, n_samples=100 if quick else 200, damping=0.6, max_iter=40, v_reg=1e-3, n1d=8)
+    t = time.perf_counter() - t0
+    print(f"[depth3] L=3 SE over {len(alphas)} alphas (8^4 GH grid): {t:.1f} s; iterations {r['iterations']}")
+    print("  Q diag:", np.round([np.diag(Q) for Q in r["Q"]], 4).tolist())
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "all"])
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    todo = ["denoiser", "gamp", "se_curve", "phase_diagram", "depth3"] if a.what == "all" else [a.what]
+    for w in todo:
+        globals()[f"bench_{w}"](a.quick)

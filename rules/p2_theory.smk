@@ -1,0 +1,223 @@
+# P2 (Troiani et al. 2025), theory: Bayes-optimal learning of deep tied attention (state evolution, GAMP).
+#   Fig. 1 left   L=2 overlaps Q11, Q22 vs alpha (SE + GAMP crosses), BO and plug-in errors, regimes
+#   Fig. 1 right  phase diagram: last-layer and first-layer weak-recovery thresholds vs skip strength c
+#   Fig. 3 left   depth 3: overlaps Q11, Q22, Q33 and plug-in errors
+#   Fig. 5        App. E.2: first-layer overlap at convergence with the last-layer overlap clamped
+
+P2T = group_params("p2_theory")
+# the authors' 16 skip strengths of alpha_critical.csv (spec §4.4)
+P2T_SKIPS = [4.0, 3.5, 3.0, 2.5, 2.0, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5625, 0.5, 0.1, 0.01, 0.0001]
+P2T_GAMP_ALPHAS = [format(float(a), "g") for a in P2T["gamp_alphas"]]
+
+
+rule p2_l2_state_evolution:
+    """L=2 SE curve at c = skip_c: explicit phase-II branch, SE iterations above alpha_first, BO/plug-in errors."""
+    output:
+        curve="results/p2_theory/l2_curve.json",
+    params:
+        **{k: P2T[k] for k in ("skip_c", "v_reg", "n1d", "seed", "l2_alpha_points", "l2_q_points", "n_k",
+                               "n_curve", "n_se", "se_damping", "se_tol", "se_max_iter", "error_samples")},
+    log:
+        "logs/p2_theory/p2_l2_state_evolution.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_theory_l2_curve.py"
+
+
+rule p2_gamp_alpha:
+    """GAMP (Algorithm 1, analytic channel Jacobian) on synthetic data at one alpha, all runs."""
+    output:
+        npz="results/p2_theory/gamp/alpha{alpha}.npz",
+    wildcard_constraints:
+        alpha=r"[0-9.]+",
+    params:
+        d=P2T["gamp_d"],
+        runs=P2T["gamp_runs"],
+        iters=P2T["gamp_iters"],
+        damping=P2T["gamp_damping"],
+        n1d=P2T["gamp_n1d"],
+        skip_c=P2T["skip_c"],
+        v_reg=P2T["v_reg"],
+        seed=P2T["seed"],
+    log:
+        "logs/p2_theory/p2_gamp_alpha{alpha}.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_theory_gamp.py"
+
+
+rule p2_fig1_left:
+    """P2 Fig. 1 left: overlaps, regimes at our thresholds, GAMP crosses, errors; authors' curves dashed."""
+    input:
+        curve=rules.p2_l2_state_evolution.output.curve,
+        gamp=expand("results/p2_theory/gamp/alpha{alpha}.npz", alpha=P2T_GAMP_ALPHAS),
+        ref_bo=raw("reference/spoc/BO_2w.csv"),
+        ref_amp=raw("reference/spoc/AMP_2w.csv"),
+        ref_err=raw("reference/spoc/gen_error_BO_2w.csv"),
+        ref_err_one=raw("reference/spoc/gen_error_BO_2w_one_layer.csv"),
+        ref_err_amp=raw("reference/spoc/gen_error_AMP_2w.csv"),
+    output:
+        png=report("figures/p2/fig1_left_overlaps.png", caption="../report/p2_fig1_left.rst", category="P2",
+                   subcategory="Fig. 1"),
+        pdf="figures/p2/fig1_left_overlaps.pdf",
+        csv="figures/p2/fig1_left_overlaps.csv",
+        metrics="results/metrics/p2_theory/p2_fig1_left.json",
+    log:
+        "logs/p2_theory/p2_fig1_left.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_theory_fig1_left.py"
+
+
+rule p2_thresholds_c:
+    """Thresholds at one skip strength c: alpha_last (K at Q=0), alpha_first self-consistent and literal."""
+    output:
+        json="results/p2_theory/thresholds/c{c}.json",
+    wildcard_constraints:
+        c=r"[0-9.e-]+",
+    params:
+        n_k=P2T["pd_n_k"],
+        n_curve=P2T["pd_n_curve"],
+        q_points=P2T["pd_q_points"],
+        literal_samples=P2T["pd_literal_samples"],
+        n1d=P2T["n1d"],
+        v_reg=P2T["pd_v_reg"],
+        q_max=P2T["pd_q_max"],
+        seed=P2T["seed"],
+    log:
+        "logs/p2_theory/p2_thresholds_c{c}.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_theory_thresholds.py"
+
+
+rule p2_fig1_right:
+    """P2 Fig. 1 right: phase diagram vs c with the authors' alpha_critical.csv; deviation note."""
+    input:
+        thresholds=expand("results/p2_theory/thresholds/c{c}.json", c=[format(c, "g") for c in P2T_SKIPS]),
+        ref=raw("reference/spoc/alpha_critical.csv"),
+    output:
+        png=report("figures/p2/fig1_right_phase_diagram.png", caption="../report/p2_fig1_right.rst",
+                   category="P2", subcategory="Fig. 1"),
+        pdf="figures/p2/fig1_right_phase_diagram.pdf",
+        csv="figures/p2/fig1_right_phase_diagram.csv",
+        md="results/p2/phase_diagram_deviation.md",
+        metrics="results/metrics/p2_theory/p2_fig1_right.json",
+    params:
+        scale=SCALE,
+        v_reg=P2T["pd_v_reg"],
+        q_max=P2T["pd_q_max"],
+    log:
+        "logs/p2_theory/p2_fig1_right.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_theory_fig1_right.py"
+
+
+rule p2_fig3_left:
+    """P2 Fig. 3 left: depth-3 SE (4-D Gauss-Hermite channel grid) and plug-in errors."""
+    input:
+        ref_q=raw("reference/spoc/BO_3w.csv"),
+        ref_err=raw("reference/spoc/gen_error_BO_3w.csv"),
+        ref_err_last=raw("reference/spoc/gen_error_BO_3w_last_layer.csv"),
+    output:
+        png=report("figures/p2/fig3_left_depth3.png", caption="../report/p2_fig3_left.rst", category="P2",
+                   subcategory="Fig. 3"),
+        pdf="figures/p2/fig3_left_depth3.pdf",
+        csv="figures/p2/fig3_left_depth3.csv",
+        record="results/p2_theory/l3_se.json",
+        metrics="results/metrics/p2_theory/p2_fig3_left.json",
+    params:
+        skip_c=P2T["skip_c"],
+        alphas=P2T["l3_alphas"],
+        n_samples=P2T["l3_n_samples"],
+        n1d=P2T["l3_n1d"],
+        n_k=P2T["l3_n_k"],
+        damping=P2T["l3_damping"],
+        max_iter=P2T["l3_max_iter"],
+        tol=P2T["se_tol"],
+        v_reg=P2T["v_reg"],
+        error_samples=P2T["error_samples"],
+        seed=P2T["seed"],
+    log:
+        "logs/p2_theory/p2_fig3_left.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_theory_fig3_left.py"
+
+
+rule p2_fig5:
+    """P2 Fig. 5 (App. E.2): Q11 at convergence vs the clamped Q22."""
+    output:
+        png=report("figures/p2/fig5_clamped.png", caption="../report/p2_fig5.rst", category="P2",
+                   subcategory="Fig. 5"),
+        pdf="figures/p2/fig5_clamped.pdf",
+        csv="figures/p2/fig5_clamped.csv",
+    params:
+        skip_c=P2T["skip_c"],
+        alpha=P2T["fig5_alpha"],
+        q22=P2T["fig5_q22"],
+        n_samples=P2T["fig5_n_samples"],
+        damping=P2T["se_damping"],
+        tol=P2T["se_tol"],
+        max_iter=P2T["se_max_iter"],
+        v_reg=P2T["v_reg"],
+        n1d=P2T["n1d"],
+        seed=P2T["seed"],
+    log:
+        "logs/p2_theory/p2_fig5.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_theory_fig5.py"
+
+
+ALL_FIGURES.extend(
+    [
+        "figures/p2/fig1_left_overlaps.png",
+        "figures/p2/fig1_right_phase_diagram.png",
+        "figures/p2/fig3_left_depth3.png",
+        "figures/p2/fig5_clamped.png",
+    ]
+)
+ALL_METRICS.extend(
+    [
+        "results/metrics/p2_theory/p2_fig1_left.json",
+        "results/metrics/p2_theory/p2_fig1_right.json",
+        "results/metrics/p2_theory/p2_fig3_left.json",
+    ]
+)

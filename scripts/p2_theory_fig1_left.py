@@ -1,0 +1,108 @@
+"""P2 Fig. 1 left: SE overlaps, regimes at our thresholds, GAMP crosses, BO and plug-in errors; the authors'
+published curves are drawn as thin dashed lines."""
+
+import numpy as np
+
+from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, setup  # noqa: E402
+
+from smattn.data.spoc import read_csv  # noqa: E402
+from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics  # noqa: E402
+from smattn.p2.overlap_curves import ERROR_ALPHAS_L2, METRIC_ALPHAS_L2  # noqa: E402
+from smattn.scriptio import run  # noqa: E402
+
+
+def _at(alphas, values, a):
+    i = int(np.argmin(np.abs(np.asarray(alphas) - a)))
+    if abs(alphas[i] - a) > 1e-8:
+        raise ValueError(f"alpha {a} is not on the computed grid")
+    return float(values[i])
+
+
+def main(io):
+    plt = setup()
+    r = read_json(io.input.curve)
+    al = np.array(r["alpha"])
+    q11, q22 = np.array(r["q11"]), np.array(r["q22"])
+    gamp = [np.load(f) for f in io.input.gamp]
+    g_alpha = np.array([float(g["alpha"]) for g in gamp])
+    g_m11 = np.array([np.abs(g["M"][:, -1, 0, 0]) for g in gamp], dtype=object)
+    g_m22 = np.array([np.abs(g["M"][:, -1, 1, 1]) for g in gamp], dtype=object)
+    g_err = [g["test_error"][:, -1] for g in gamp]
+    ref_q = read_csv(io.input.ref_bo)
+    ref_amp = read_csv(io.input.ref_amp)
+    ref_e = read_csv(io.input.ref_err)
+    ref_e1 = read_csv(io.input.ref_err_one)
+    ref_eamp = read_csv(io.input.ref_err_amp)
+    a_last = r["alpha_last"]
+    a_first = r["alpha_first"] if r["alpha_first"] is not None else 1.6   # no first-layer onset on the grid
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.478, 2.6))
+    ax.axvspan(0, a_last, color="grey", alpha=0.1)
+    ax.axvspan(a_last, a_first, color=RED, alpha=0.1)
+    ax.axvspan(a_first, 1.6, color=BLUE, alpha=0.1)
+    for a in (a_last, a_first):
+        ax.axvline(a, color="k", lw=0.6, ls=":")
+    ax.plot(al, q11, color=BLUE, label=r"$Q_{11}$ (SE, ours)")
+    ax.plot(al, q22, color=RED, label=r"$Q_{22}$ (SE, ours)")
+    ax.plot(ref_q["alpha"], ref_q["Q11"], color=BLUE, lw=0.7, ls="--", label="authors' SE")
+    ax.plot(ref_q["alpha"], ref_q["Q22"], color=RED, lw=0.7, ls="--")
+    ax.errorbar(g_alpha, [m.mean() for m in g_m11], yerr=[m.std() for m in g_m11], fmt="x", color=DBLUE, ms=4,
+                label=f"GAMP $|M_{{11}}|$ (d={int(gamp[0]['d'])})")
+    ax.errorbar(g_alpha, [m.mean() for m in g_m22], yerr=[m.std() for m in g_m22], fmt="x", color=DRED, ms=4,
+                label=r"GAMP $|M_{22}|$")
+    ax.plot(ref_amp["alpha"], ref_amp["Q11_mean"], "+", color="grey", ms=3, label="authors' GAMP")
+    ax.plot(ref_amp["alpha"], ref_amp["Q22_mean"], "+", color="grey", ms=3)
+    ax.set_xlim(0, 1.6)
+    ax.set_ylim(-0.05, 1.15)
+    ax.set_xlabel(r"Sample complexity $\alpha=N/D$")
+    ax.set_ylabel("Overlap")
+    ax.legend(loc="center right", frameon=False)
+    ax.set_title(rf"$c={r['params']['skip_c']:g}$: $\alpha_{{last}}={a_last:.3f}$, $\alpha_{{first}}={a_first:.3f}$")
+
+    ax2.errorbar(al, r["error_bo"], yerr=r["error_bo_se"], color="k", label="Bayes-optimal (Eq. 11)")
+    ax2.errorbar(al, r["error_plugin"], yerr=r["error_plugin_se"], color="k", ls="-.", lw=0.9,
+                 label="plug-in, full")
+    ax2.errorbar(al, r["error_one_layer"], yerr=r["error_one_layer_se"], color="grey", ls="--",
+                 label="plug-in, last layer only")
+    ax2.errorbar(g_alpha, [e.mean() for e in g_err], yerr=[e.std() for e in g_err], fmt="x", color="k", ms=4,
+                 label="GAMP plug-in")
+    ax2.plot(ref_e["alpha"], ref_e["gen_error"], color="C1", lw=0.7, ls="--", label="authors' plug-in")
+    ax2.plot(ref_e1["alpha"], ref_e1["gen_error"], color="C1", lw=0.7, ls=":", label="authors' one-layer")
+    ax2.plot(ref_eamp["alpha"], ref_eamp["gen_error_mean"], "+", color="C1", ms=3, label="authors' GAMP")
+    ax2.set_yscale("log")
+    ax2.set_xlim(0, 1.6)
+    ax2.set_xlabel(r"Sample complexity $\alpha=N/D$")
+    ax2.set_ylabel("Prediction error")
+    ax2.legend(frameon=False, loc="lower left")
+    fig.tight_layout()
+    save_figure(fig, io.output.png)
+
+    rows = (long_rows("Q11_se", al, q11) + long_rows("Q22_se", al, q22)
+            + long_rows("error_bo", al, r["error_bo"], r["error_bo_se"])
+            + long_rows("error_plugin", al, r["error_plugin"], r["error_plugin_se"])
+            + long_rows("error_plugin_one_layer", al, r["error_one_layer"], r["error_one_layer_se"])
+            + long_rows("gamp_abs_M11", g_alpha, [m.mean() for m in g_m11], [m.std() for m in g_m11])
+            + long_rows("gamp_abs_M22", g_alpha, [m.mean() for m in g_m22], [m.std() for m in g_m22])
+            + long_rows("gamp_plugin_error", g_alpha, [e.mean() for e in g_err], [e.std() for e in g_err])
+            + [("alpha_last", a_last, 0.0, r["alpha_last_se"]),
+               ("alpha_first", a_first, r["q2_at_first"] if r["q2_at_first"] is not None else float("nan"),
+                float("nan"))])
+    write_csv(io.output.csv, ["series", "x", "y", "err"], rows)
+
+    m = {}
+    for a in METRIC_ALPHAS_L2:
+        m[f"p2.L2.q11[alpha={fmt_id(a)}]"] = _at(al, q11, a)
+        m[f"p2.L2.q22[alpha={fmt_id(a)}]"] = _at(al, q22, a)
+    for a in ERROR_ALPHAS_L2:
+        m[f"p2.L2.error_bo[alpha={fmt_id(a)}]"] = _at(al, r["error_bo"], a)
+        m[f"p2.L2.error_plugin[alpha={fmt_id(a)}]"] = _at(al, r["error_plugin"], a)
+        m[f"p2.L2.error_plugin_one_layer[alpha={fmt_id(a)}]"] = _at(al, r["error_one_layer"], a)
+    i12 = int(np.argmin(np.abs(g_alpha - 1.2)))
+    if abs(g_alpha[i12] - 1.2) < 1e-9:
+        m["p2.L2.gamp_q11[alpha=1.2]"] = float(g_m11[i12].mean())
+        m["p2.L2.gamp_q22[alpha=1.2]"] = float(g_m22[i12].mean())
+    write_metrics(io.output.metrics, m)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

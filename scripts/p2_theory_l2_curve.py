@@ -1,0 +1,44 @@
+"""P2 Fig. 1 left (theory): L = 2 overlaps Q11, Q22 vs alpha, thresholds at c, BO and plug-in errors."""
+import time
+
+import numpy as np
+
+from smattn.p2.plotting import json_safe  # noqa: E402
+
+from smattn.io import write_json
+from smattn.p2.overlap_curves import l2_alpha_grid, l2_overlap_curve, q2_grid
+from smattn.p2.prediction_errors import bo_error, plugin_error
+from smattn.scriptio import run
+
+
+def main(io):
+    P = io.params
+    t0 = time.time()
+    alphas = l2_alpha_grid(P.l2_alpha_points)
+    r = l2_overlap_curve(alphas, P.skip_c, q_grid=q2_grid(P.l2_q_points), n_k=P.n_k, n_curve=P.n_curve,
+                         n_se=P.n_se, seed=P.seed, v_reg=P.v_reg, damping=P.se_damping, tol=P.se_tol,
+                         max_iter=P.se_max_iter, n1d=P.n1d)
+    t_se = time.time() - t0
+    print(f"SE curve: {len(alphas)} alphas in {t_se:.1f} s; alpha_last={r['alpha_last']:.4f} "
+          f"alpha_first={r['alpha_first']:.4f}; non-converged points: {int(np.sum(~r['converged']))}")
+    errs = {k: [] for k in ("bo", "bo_se", "plugin", "plugin_se", "one_layer", "one_layer_se")}
+    for i, a in enumerate(alphas):
+        Q = np.diag([r["q11"][i], r["q22"][i]])
+        for key, val in (("bo", bo_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),
+                         ("plugin", plugin_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),
+                         ("one_layer", plugin_error(np.diag([0.0, r["q22"][i]]), P.skip_c,
+                                                    n_samples=P.error_samples, seed=P.seed + i))):
+            errs[key].append(val[0])
+            errs[key + "_se"].append(val[1])
+    out = {k: np.asarray(v).tolist() for k, v in r.items() if k not in ("curve", "K")}
+    out["K"] = r["K"].tolist()
+    out["curve"] = {k: np.asarray(v).tolist() for k, v in r["curve"].items()}
+    out.update({f"error_{k}": v for k, v in errs.items()})
+    out["params"] = vars(P)
+    out["time_se_s"] = t_se
+    out["time_total_s"] = time.time() - t0
+    write_json(io.output.curve, json_safe(out))
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,0 +1,368 @@
+"""Output-channel denoiser g_out of the deep tied-attention target (P2 Eq. 12, spec §2.1–2.2).
+
+For each sample the posterior of the indices Z (p x T, p = L layers, T = 2 tokens) is
+    P(Z | y, omega, V) ∝ prod_t N(Z[:, t]; omega[:, t], V) * delta(y - g(Z)),
+a measure on the constraint manifold.  The delta is solved in closed form and the remaining integral is done on a
+fixed Gauss–Hermite grid, shared by all samples, whose nodes are centred on omega and scaled by sqrt(V_kk):
+
+* parametrisation "A" (spec Corollary E.1): integrate over the first L-1 layers, the last layer is
+  z_L = s * B(z_1..z_{L-1})^{-1} x(y), s = ±1, weight 1/det B.
+* parametrisation "A*" (L = 2, the sharply peaked regime V_{2|1} -> 0): parametrisation A on a deterministic
+  mixture of Gauss–Hermite grids, the prior grid plus grids centred on the modes predicted by the last-layer
+  solve (z2 = omega2 mapped back to z1 in closed form) and scaled by their Laplace covariance.
+* parametrisation "B" (integrate over the last layer, first-layer branches in closed form): implemented, but it
+  disagrees with "A" and with a soft-delta Monte-Carlo check (which agrees with "A"), even on fine uniform grids;
+  the cause is not found, so it is refused unless experimental_b=True and never chosen automatically.
+
+g_out = V^{-1}(<Z> - omega) and its analytic Jacobian
+    d g_out[a,t] / d omega[b,s] = [V^{-1} Cov(Z[:,t], Z[:,s]) V^{-1}]_{ab} - delta_ts (V^{-1})_{ab}
+come from the posterior moments (no finite differences).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention_link import check_skip, preimage, skip_matrix_det, skip_matrix_inverse, softmax_entries
+from .quadrature import gauss_hermite_grid
+
+__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "DEFAULT_N1D"]
+
+DEFAULT_N1D = {2: 48, 3: 12}
+_LOG_TINY = -700.0
+
+
+@dataclass
+class ChannelMoments:
+    """Posterior moments of Z for n samples (p layers, T = 2 tokens).
+
+    mean: (n, p, 2); cov: (n, 2p, 2p) with flat index a*2 + t; log_norm: (n,) log of the (unnormalised)
+    channel partition function up to a sample-independent constant; ess: (n,) effective number of grid nodes
+    (a small value flags an under-resolved posterior); method: "A" or "B".
+    """
+    mean: np.ndarray
+    cov: np.ndarray
+    log_norm: np.ndarray
+    ess: np.ndarray
+    method: str
+
+
+def _check_inputs(ell, omega, V):
+    ell = np.asarray(ell, dtype=np.float64)
+    omega = np.asarray(omega, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    if omega.ndim != 3 or omega.shape[2] != 2 or omega.shape[1] not in (2, 3):
+        raise ValueError(f"omega must have shape (n, L, 2) with L in (2, 3); got {omega.shape}")
+    n, L, _ = omega.shape
+    if ell.shape != (n, 2):
+        raise ValueError(f"observation logits must have shape ({n}, 2); got {ell.shape}")
+    if V.shape != (L, L):
+        raise ValueError(f"V must have shape ({L}, {L}); got {V.shape}")
+    if not np.allclose(V, V.T, atol=1e-10):
+        raise ValueError("V must be symmetric")
+    if np.linalg.eigvalsh(V).min() <= 0.0:
+        raise ValueError(f"V must be positive definite; eigenvalues {np.linalg.eigvalsh(V)}")
+    if not (np.all(np.isfinite(ell)) and np.all(np.isfinite(omega))):
+        raise ValueError("observation and omega must be finite")
+    return ell, omega, 0.5 * (V + V.T)
+
+
+def _conditional_variance(V, k):
+    """Variance of layer k given all other layers under N(0, V)."""
+    P = np.linalg.inv(V)
+    return 1.0 / P[k, k]
+
+
+def choose_parametrisation(V, v_switch: float = 0.05) -> str:
+    """Parametrisation for a given V: "A" unless the last layer is pinned, V_{L|rest} < v_switch, then "A*" (L = 2).
+
+    "B" (integration over the last layer with closed-form first-layer branches) is exact but its admissible region
+    {0 < p, q, p + q < 1} is a thin sliver whenever the first-layer logits nearly coincide, which a fixed grid misses;
+    the automatic choice therefore uses "A*": parametrisation A on grids centred on the modes that the last-layer
+    (B) solve predicts, which resolves the sharply peaked regime.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    L = V.shape[0]
+    v_last = _conditional_variance(V, L - 1)
+    if v_last >= v_switch or L != 2:
+        return "A"
+    return "A*"
+
+
+def _solve_softmax_layer(v, t, c):
+    """Solve A_c(w) v = t for w in R^2 (the layer whose softmax multiplies v).
+
+    v, t: (..., 2).  The softmax entries (p, q) of w w^T enter linearly:
+        p = (t1 - (1+c) v1) / (v2 - v1),  q = (t2 - (1+c) v2) / (v1 - v2);
+    admissible iff 0 < p, q < 1 and p + q < 1; then w = ±u(p, q) (u as the softmax pre-image).
+    Returns w_plus (..., 2) (w_minus = -w_plus), log|det d(A_c(w) v)/dw| (...,) and the admissibility mask.
+    """
+    dv = v[..., 1] - v[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = (t[..., 0] - (1.0 + c) * v[..., 0]) / dv
+        q = (t[..., 1] - (1.0 + c) * v[..., 1]) / (-dv)
+        ok = (p > 0.0) & (p < 1.0) & (q > 0.0) & (q < 1.0) & (p + q < 1.0) & np.isfinite(p) & np.isfinite(q)
+        ps = np.where(ok, p, 0.25)
+        qs = np.where(ok, q, 0.25)
+        la = np.log1p(-ps) - np.log(ps)
+        lb = np.log1p(-qs) - np.log(qs)
+        s = la + lb
+        ok &= s > 0.0
+        s = np.where(ok, s, 1.0)
+        r = np.sqrt(s)
+        w = np.stack([-la / r, lb / r], axis=-1)
+        logj = (np.log(2.0) + 2.0 * np.log(np.abs(np.where(ok, dv, 1.0)))
+                + np.log(ps * (1.0 - ps)) + np.log(qs * (1.0 - qs)) + np.log(s))
+    return w, logj, ok
+
+
+def _apply_A(z, v, c):
+    """A_c(z) v for z, v (..., 2)."""
+    p, q = softmax_entries(z)
+    return np.stack([(1.0 - p + c) * v[..., 0] + p * v[..., 1], q * v[..., 0] + (1.0 - q + c) * v[..., 1]], axis=-1)
+
+
+def _apply_Ainv(z, v, c):
+    """A_c(z)^{-1} v and log det A_c(z) for z, v (..., 2)."""
+    p, q = softmax_entries(z)
+    i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+    return (np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1),
+            np.log(skip_matrix_det(p, q, c)))
+
+
+def _configurations(method, L, x, omega, sd, u, c):
+    """Candidate full configurations on the constraint manifold for one chunk.
+
+    x: (n, 2) pre-image; omega: (n, L, 2); sd: (L,) proposal scales; u: (G, dim) GH nodes.
+    Returns Z (n, K, L, 2) and log-Jacobian correction logj (n, K) (-inf where inadmissible), K = branches * G.
+    """
+    n = x.shape[0]
+    G = u.shape[0]
+    xe = x[:, None, :]
+    if method == "A":
+        if L == 2:
+            z1 = omega[:, None, 0, :] + sd[0] * u[None, :, :]                 # (n, G, 2)
+            z2, logdet = _apply_Ainv(z1, np.broadcast_to(xe, z1.shape), c)
+            Z = np.empty((n, 2, G, 2, 2))
+            Z[:, 0, :, 0] = z1
+            Z[:, 1, :, 0] = z1
+            Z[:, 0, :, 1] = z2
+            Z[:, 1, :, 1] = -z2
+            logj = np.broadcast_to(logdet[:, None, :], (n, 2, G))
+        else:
+            z1 = omega[:, None, 0, :] + sd[0] * u[None, :, 0:2]
+            z2 = omega[:, None, 1, :] + sd[1] * u[None, :, 2:4]
+            a2 = _apply_A(z1, z2, c)
+            y1, ld1 = _apply_Ainv(a2, np.broadcast_to(xe, z1.shape), c)
+            z3, ld2 = _apply_Ainv(z1, y1, c)
+            Z = np.empty((n, 2, G, 3, 2))
+            for k in range(2):
+                Z[:, k, :, 0] = z1
+                Z[:, k, :, 1] = z2
+            Z[:, 0, :, 2] = z3
+            Z[:, 1, :, 2] = -z3
+            logj = np.broadcast_to((ld1 + ld2)[:, None, :], (n, 2, G))
+        return Z.reshape(n, -1, L, 2), np.ascontiguousarray(logj).reshape(n, -1)
+    # method B: integrate over the last layer (and, for L = 3, the first layer)
+    zL = omega[:, None, L - 1, :] + sd[L - 1] * u[None, :, -2:]
+    if L == 2:
+        v, extra = zL, 0.0
+    else:
+        z1 = omega[:, None, 0, :] + sd[0] * u[None, :, 0:2]
+        v = _apply_A(z1, zL, c)
+    Z = np.empty((n, 4, G, L, 2))
+    logj = np.empty((n, 4, G))
+    for si, s in enumerate((1.0, -1.0)):
+        w, lj, ok = _solve_softmax_layer(v, s * np.broadcast_to(xe, v.shape), c)
+        for bi, b in enumerate((1.0, -1.0)):
+            k = 2 * si + bi
+            Z[:, k, :, L - 1] = zL
+            if L == 2:
+                Z[:, k, :, 0] = b * w
+                logj[:, k] = np.where(ok, lj, np.inf)
+            else:
+                z2, ld1 = _apply_Ainv(z1, b * w, c)
+                Z[:, k, :, 0] = z1
+                Z[:, k, :, 1] = z2
+                # d b / d z2 = (d b / d a2)(d a2 / d z2), det d a2/d z2 = det A_c(z1)
+                logj[:, k] = np.where(ok, lj + ld1, np.inf)
+    Z = np.where(np.isfinite(logj)[..., None, None], Z, 0.0)
+    return Z.reshape(n, -1, L, 2), logj.reshape(n, -1)
+
+
+def _dz2_dz1(z1, z2, c):
+    """Jacobian d z2 / d z1 (…, 2, 2) of z2 = s A_c(z1)^{-1} x at fixed x (L = 2, parametrisation A)."""
+    p, q = softmax_entries(z1)
+    dp = -(p * (1.0 - p))[..., None] * np.stack([2.0 * z1[..., 0] - z1[..., 1], -z1[..., 0]], axis=-1)
+    dq = -(q * (1.0 - q))[..., None] * np.stack([-z1[..., 1], 2.0 * z1[..., 1] - z1[..., 0]], axis=-1)
+    dz = z2[..., 1] - z2[..., 0]
+    M = np.stack([dz[..., None] * dp, -dz[..., None] * dq], axis=-2)       # d(A z2)/dz1 at fixed z2
+    i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+    Ai = np.stack([np.stack([i00, i01], -1), np.stack([i10, i11], -1)], -2)
+    return -np.einsum("...ij,...jk->...ik", Ai, M)
+
+
+def _local_components(x, omega, V, c, inflate):
+    """Mode-centred Gaussian proposals in z1 for the peaked regime of L = 2 (n samples, up to 4 modes each).
+
+    The modes are the first-layer vectors that map exactly onto the conditional centre z2 = omega2 (the B solve);
+    their covariance is the Laplace approximation (J^T V_{2|1}^{-1} J + V11^{-1})^{-1} inflated by `inflate`.
+    Returns means (n, 4, 2), Cholesky factors (n, 4, 2, 2) and validity (n, 4).
+    """
+    n = x.shape[0]
+    v21 = V[1, 1] - V[0, 1] ** 2 / V[0, 0]
+    means = np.zeros((n, 4, 2))
+    chol = np.zeros((n, 4, 2, 2))
+    valid = np.zeros((n, 4), dtype=bool)
+    eye = np.eye(2)
+    for si, s in enumerate((1.0, -1.0)):
+        w, _, ok = _solve_softmax_layer(omega[:, 1, :], s * x, c)
+        for bi, b in enumerate((1.0, -1.0)):
+            k = 2 * si + bi
+            z1 = b * w
+            z2, _ = _apply_Ainv(z1, s * x, c)
+            J = _dz2_dz1(z1, z2, c)
+            H = np.einsum("...ji,...jk->...ik", J, J) / v21 + eye / V[0, 0]
+            S = np.linalg.inv(H) * inflate ** 2
+            S = 0.5 * (S + np.swapaxes(S, -1, -2)) + 1e-12 * eye
+            good = ok & np.all(np.isfinite(S), axis=(-1, -2))
+            S = np.where(good[..., None, None], S, eye)
+            means[:, k] = np.where(good[..., None], z1, 0.0)
+            chol[:, k] = np.linalg.cholesky(S)
+            valid[:, k] = good
+    return means, chol, valid
+
+
+def _log_gauss2(z, m, chol):
+    """log N(z; m, L L^T) for z (..., 2), m (..., 2), chol (..., 2, 2)."""
+    d = z - m
+    y0 = d[..., 0] / chol[..., 0, 0]
+    y1 = (d[..., 1] - chol[..., 1, 0] * y0) / chol[..., 1, 1]
+    return -0.5 * (y0 * y0 + y1 * y1) - np.log(chol[..., 0, 0] * chol[..., 1, 1]) - np.log(2.0 * np.pi)
+
+
+def _configurations_local(x, omega, V, c, u, lw, inflate):
+    """Parametrisation A (L = 2) on a deterministic mixture of grids: the global prior grid plus mode-centred grids.
+
+    Every node z1 of component j gets the weight  pi_j w_k N(u_k)^{-1} ... written as  w_k * target(z1) / q_mix(z1)
+    with q_mix = sum_j pi_j q_j, which integrates exactly any f with f/q_mix polynomial-like on each component.
+    Returns Z (n, K, 2, 2) and log-weight offsets (n, K) (to which the Gaussian term is added by the caller).
+    """
+    n = x.shape[0]
+    G = u.shape[0]
+    sd1 = np.sqrt(V[0, 0])
+    means, chol, valid = _local_components(x, omega, V, c, inflate)
+    comp_m = np.concatenate([omega[:, None, 0, :], means], axis=1)                    # (n, 5, 2)
+    comp_L = np.concatenate([np.broadcast_to(sd1 * np.eye(2), (n, 1, 2, 2)), chol], axis=1)
+    comp_ok = np.concatenate([np.ones((n, 1), dtype=bool), valid], axis=1)
+    nval = comp_ok.sum(axis=1, keepdims=True)
+    log_pi = np.where(comp_ok, -np.log(nval), -np.inf)                                 # equal mixture weights
+    z1 = comp_m[:, :, None, :] + np.einsum("njab,kb->njka", comp_L, u)                 # (n, 5, G, 2)
+    z1 = z1.reshape(n, -1, 2)
+    # log q_mix at every node
+    lq = np.stack([_log_gauss2(z1, comp_m[:, j, None, :], comp_L[:, j, None]) for j in range(5)], axis=-1)
+    lq = lq + log_pi[:, None, :]
+    lqmax = np.max(lq, axis=-1, keepdims=True)
+    log_qmix = (lqmax + np.log(np.sum(np.exp(lq - lqmax), axis=-1, keepdims=True)))[..., 0]
+    node_lw = np.broadcast_to(np.tile(lw, 5)[None, :], (n, 5 * G)) + np.repeat(log_pi, G, axis=1)
+    z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
+    K = z1.shape[1]
+    Z = np.empty((n, 2, K, 2, 2))
+    Z[:, 0, :, 0] = z1
+    Z[:, 1, :, 0] = z1
+    Z[:, 0, :, 1] = z2
+    Z[:, 1, :, 1] = -z2
+    off = node_lw - log_qmix - logdet                                                   # (n, K)
+    off = np.where(np.isfinite(off), off, -np.inf)
+    return Z.reshape(n, -1, 2, 2), np.concatenate([off, off], axis=1)
+
+
+def posterior_moments(ell, omega, V, c: float, *, method: str = "auto", n1d: int | None = None,
+                      v_switch: float = 0.05, spread: float = 1.0, inflate: float = 2.0, experimental_b: bool = False,
+                      chunk_elems: int = 1_500_000) -> ChannelMoments:
+    """Posterior moments of Z given the observation (logits ell), omega and V.
+
+    ell: (n, 2) observation logits (attention_link.link_logits); omega: (n, L, 2); V: (L, L) SPD, shared;
+    c: skip strength > 0; method: "A", "B" or "auto" (choose_parametrisation); n1d: GH nodes per dimension
+    (default 48 for L = 2, 12 for L = 3); spread: proposal scale factor (nodes at omega_k + spread*sqrt(V_kk) u).
+    """
+    ell, omega, V = _check_inputs(ell, omega, V)
+    c = check_skip(c)
+    n, L, _ = omega.shape
+    if method == "auto":
+        method = choose_parametrisation(V, v_switch)
+    if method not in ("A", "A*", "B"):
+        raise ValueError(f"method must be 'A', 'A*', 'B' or 'auto'; got {method!r}")
+    if method == "B" and not experimental_b:
+        raise ValueError("parametrisation 'B' disagrees with 'A' in tests (unresolved integrable singularities of its "
+                         "Jacobian on a fixed grid); pass experimental_b=True to use it anyway")
+    if method == "A*" and L != 2:
+        raise ValueError("the mode-centred parametrisation 'A*' is implemented for L = 2 only")
+    if n1d is None:
+        n1d = 32 if method == "A*" else DEFAULT_N1D[L]
+    n1d = int(n1d)
+    dim = 2 * (L - 1)
+    u, lw = gauss_hermite_grid(n1d, dim)
+    # importance correction of the GH proposal: node weight / standard normal density (constants dropped)
+    lwp = lw + 0.5 * np.sum(u * u, axis=1)
+    sd = spread * np.sqrt(np.diag(V))
+    P = np.linalg.inv(V)
+    x = preimage(ell)
+    branches = {"A": 2, "B": 4, "A*": 10}[method]
+    per = max(1, int(chunk_elems // (branches * u.shape[0] * L * 2)))
+    mean = np.empty((n, L, 2))
+    cov = np.empty((n, 2 * L, 2 * L))
+    log_norm = np.empty(n)
+    ess = np.empty(n)
+    lwp_b = np.tile(lwp, branches)
+    for i0 in range(0, n, per):
+        sl = slice(i0, min(n, i0 + per))
+        if method == "A*":
+            Z, off = _configurations_local(x[sl], omega[sl], V, c, u, lw, inflate)
+        else:
+            Z, logj = _configurations(method, L, x[sl], omega[sl], sd, u, c)
+            off = lwp_b[None, :] - logj
+        D = Z - omega[sl, None, :, :]                                        # (m, K, L, 2)
+        quad = np.zeros(D.shape[:2])
+        for a in range(L):
+            for b in range(a, L):
+                term = D[:, :, a, 0] * D[:, :, b, 0] + D[:, :, a, 1] * D[:, :, b, 1]
+                quad += (P[a, a] if a == b else 2.0 * P[a, b]) * term
+        logw = off - 0.5 * quad
+        logw[np.isnan(logw)] = -np.inf
+        mx = np.max(logw, axis=1, keepdims=True)
+        if not np.all(np.isfinite(mx)):
+            bad = int(np.sum(~np.isfinite(mx)))
+            raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
+                                     "increase n1d or use the other parametrisation")
+        w = np.exp(logw - mx)
+        tot = w.sum(axis=1, keepdims=True)
+        w /= tot
+        log_norm[sl] = (mx + np.log(tot))[:, 0]
+        ess[sl] = 1.0 / np.sum(w * w, axis=1)
+        Zf = Z.reshape(Z.shape[0], Z.shape[1], 2 * L)
+        m = np.matmul(w[:, None, :], Zf)[:, 0, :]
+        second = np.matmul(np.swapaxes(Zf * w[..., None], 1, 2), Zf)
+        mean[sl] = m.reshape(-1, L, 2)
+        cov[sl] = second - m[:, :, None] * m[:, None, :]
+    cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
+    return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
+
+
+def g_out(ell, omega, V, c: float, *, jacobian: bool = True, **kw):
+    """g_out (n, L, 2) and, if jacobian, its analytic Jacobian d g_out[a,t]/d omega[b,s] as (n, L, 2, L, 2).
+
+    Keyword arguments go to posterior_moments.  Returns (gout, dgout_or_None, moments).
+    """
+    mom = posterior_moments(ell, omega, V, c, **kw)
+    omega = np.asarray(omega, dtype=np.float64)
+    P = np.linalg.inv(0.5 * (np.asarray(V) + np.asarray(V).T))
+    gout = np.einsum("ab,nbt->nat", P, mom.mean - omega)
+    if not jacobian:
+        return gout, None, mom
+    n, L, T = omega.shape
+    C = mom.cov.reshape(n, L, T, L, T)
+    dg = np.einsum("ab,nbtcs,cd->natds", P, C, P)
+    dg -= np.einsum("ts,ab->atbs", np.eye(T), P)[None]
+    return gout, dg, mom

@@ -1,0 +1,64 @@
+"""Prediction errors of P2 (spec §3): Bayes-optimal error (Eq. 11) and the plug-in errors the authors plot.
+
+All errors are squared Frobenius norms of the 2x2 attention output, 2[(dy01)^2 + (dy10)^2].
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .attention_link import last_preactivation, softmax_entries
+from .state_evolution import clip_overlap, sqrtm_psd
+
+__all__ = ["plugin_error", "bo_error", "uniform_student_error"]
+
+
+def _y(Z, c):
+    p, q = softmax_entries(last_preactivation(Z, c))
+    return np.stack([p, q], axis=-1)
+
+
+def plugin_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: int = 250_000):
+    """e_plug(Q) = E || g(Q^{1/2} xi + (I - Q)^{1/2} U) - g(Q^{1/2} xi) ||_F^2 (spec §3.2).
+
+    Q: (L, L) overlap (clipped to [0, 1]); returns (mean, standard error) over n_samples Monte-Carlo draws.
+    """
+    Q = clip_overlap(np.asarray(Q, dtype=np.float64), qmax=1.0)
+    L = Q.shape[0]
+    sQ, sV = sqrtm_psd(Q), sqrtm_psd(np.eye(L) - Q)
+    rng = np.random.default_rng(seed)
+    vals = []
+    for i0 in range(0, n_samples, chunk):
+        m = min(chunk, n_samples - i0)
+        xi = rng.standard_normal((m, L, 2))
+        U = rng.standard_normal((m, L, 2))
+        om = np.einsum("ab,nbt->nat", sQ, xi)
+        Z = om + np.einsum("ab,nbt->nat", sV, U)
+        vals.append(2.0 * np.sum((_y(Z, c) - _y(om, c)) ** 2, axis=-1))
+    v = np.concatenate(vals)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
+
+
+def uniform_student_error(c: float, L: int = 2, **kw):
+    """Error of the student that outputs the uniform attention matrix, E || y - 1/2 11^T ||_F^2 (= e_plug(0))."""
+    return plugin_error(np.zeros((L, L)), c, **kw)
+
+
+def bo_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: int = 250_000):
+    """Bayes-optimal prediction error (Eq. 11) E_xi[ Var_U g(Q^{1/2} xi + (I-Q)^{1/2} U) ].
+
+    Unbiased Monte-Carlo estimator: for each xi two independent U, U' and 1/2 ||g(Z) - g(Z')||_F^2 (whose
+    conditional mean is the conditional variance).  Returns (mean, standard error).
+    """
+    Q = clip_overlap(np.asarray(Q, dtype=np.float64), qmax=1.0)
+    L = Q.shape[0]
+    sQ, sV = sqrtm_psd(Q), sqrtm_psd(np.eye(L) - Q)
+    rng = np.random.default_rng(seed)
+    vals = []
+    for i0 in range(0, n_samples, chunk):
+        m = min(chunk, n_samples - i0)
+        om = np.einsum("ab,nbt->nat", sQ, rng.standard_normal((m, L, 2)))
+        Z1 = om + np.einsum("ab,nbt->nat", sV, rng.standard_normal((m, L, 2)))
+        Z2 = om + np.einsum("ab,nbt->nat", sV, rng.standard_normal((m, L, 2)))
+        vals.append(np.sum((_y(Z1, c) - _y(Z2, c)) ** 2, axis=-1))      # 2 * sum/2: Frobenius counts 2 entries
+    v = np.concatenate(vals)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))

@@ -1,0 +1,164 @@
+"""State evolution of Bayes-optimal GAMP for deep attention targets (P2 Eq. 14, spec §2.5–2.6).
+
+Q^{t+1} = (1 - eta) Q^t + eta * (Qhat + lam I)(I + Qhat + lam I)^{-1},  Qhat = alpha R(Q^t),
+R(Q) = E_{xi,U}[ sum_t g_out[:, t] g_out[:, t]^T ],  omega = Q^{1/2} xi,  Z = omega + (I - Q)^{1/2} U,  V = I - Q.
+The expectation is a Monte-Carlo average over a fixed set of teacher draws (common random numbers across
+iterations, so the iteration is a deterministic map whose fixed point is tested for convergence).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .attention_link import check_skip, link_logits
+from .channel_denoiser import g_out
+
+__all__ = ["TeacherDraws", "draw_teacher", "clip_overlap", "sqrtm_psd", "channel_average", "SEResult",
+           "state_evolution", "overlap_update"]
+
+
+@dataclass
+class TeacherDraws:
+    """Standard normal draws xi, U, each (N, L, 2)."""
+    xi: np.ndarray
+    U: np.ndarray
+
+
+def draw_teacher(n_samples: int, L: int, seed: int) -> TeacherDraws:
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+    rng = np.random.default_rng(seed)
+    return TeacherDraws(rng.standard_normal((n_samples, L, 2)), rng.standard_normal((n_samples, L, 2)))
+
+
+def clip_overlap(Q, qmax: float = 1.0 - 1e-6):
+    """Symmetrise Q and clip its eigenvalues to [0, qmax] (spec §11.14)."""
+    Q = 0.5 * (np.asarray(Q, dtype=np.float64) + np.asarray(Q, dtype=np.float64).T)
+    e, v = np.linalg.eigh(Q)
+    return (v * np.clip(e, 0.0, qmax)) @ v.T
+
+
+def sqrtm_psd(M):
+    e, v = np.linalg.eigh(0.5 * (M + M.T))
+    return (v * np.sqrt(np.clip(e, 0.0, None))) @ v.T
+
+
+def channel_average(Q, c: float, draws: TeacherDraws, *, want_k1: bool = False, v_reg: float = 0.0, **den):
+    """R(Q) (L, L) and per-sample diagnostics at overlap Q.
+
+    v_reg: pre-activation noise variance Delta added to the teacher's residual variance and to V, as in the
+    reference code (which uses 1e-3): Z = Q^{1/2} xi + (I - Q + Delta I)^{1/2} U, V = I - Q + Delta I.
+    Delta = 0 is the noiseless model of the paper.
+
+    Returns dict with R, R_se (standard error of each entry), min_ess, method and, if want_k1, the first-layer
+    linear-growth coefficient K1 = E || d g_out[1] / d omega[1] ||_F^2, i.e. E || E[z1 z1^T | y, omega] - I ||_F^2 at
+    Q_11 = 0, Q_12 = 0 and Delta = 0 (the self-consistent first-layer threshold, spec §4.2).
+    """
+    Q = clip_overlap(Q)
+    L = Q.shape[0]
+    if draws.xi.shape[1] != L:
+        raise ValueError(f"teacher draws are for L = {draws.xi.shape[1]}, Q is {L}x{L}")
+    sQ = sqrtm_psd(Q)
+    if v_reg < 0:
+        raise ValueError(f"v_reg must be >= 0, got {v_reg}")
+    V = np.eye(L) - Q + v_reg * np.eye(L)
+    sV = sqrtm_psd(V)
+    omega = np.einsum("ab,nbt->nat", sQ, draws.xi)
+    Z = omega + np.einsum("ab,nbt->nat", sV, draws.U)
+    ell = link_logits(Z, c)
+    g, _, mom = g_out(ell, omega, V, c, jacobian=False, **den)
+    per = np.einsum("nat,nbt->nab", g, g)
+    out = {"R": per.mean(0), "R_se": per.std(0, ddof=1) / np.sqrt(len(per)), "min_ess": float(mom.ess.min()),
+           "median_ess": float(np.median(mom.ess)), "method": mom.method}
+    if want_k1:
+        # d g_out[1, t] / d omega[1, s] = (Cov(z1t, z1s) - V11 delta_ts) / V11^2 (cross-layer blocks vanish by symmetry)
+        G = (mom.cov[:, 0:2, 0:2] - V[0, 0] * np.eye(2)) / V[0, 0] ** 2
+        k = np.sum(G ** 2, axis=(1, 2))
+        out["K1"] = float(k.mean())
+        out["K1_se"] = float(k.std(ddof=1) / np.sqrt(len(k)))
+    return out
+
+
+def overlap_update(Qhat, lam: float = 0.0):
+    """Q = (Qhat + lam I)(I + Qhat + lam I)^{-1} (symmetrised)."""
+    L = Qhat.shape[0]
+    H = Qhat + lam * np.eye(L)
+    Q = H @ np.linalg.inv(np.eye(L) + H)
+    return 0.5 * (Q + Q.T)
+
+
+@dataclass
+class SEResult:
+    """Fixed point of the state evolution with its convergence record.
+
+    Q: (L, L) final overlap; history: (iters+1, L, L) iterates (history[0] = Q0); converged, iterations, residual
+    (max |Q^{t+1} - Q^t| at the last step); min_ess: smallest effective node count seen.
+    """
+    Q: np.ndarray
+    history: np.ndarray
+    converged: bool
+    iterations: int
+    residual: float
+    min_ess: float
+    methods: list = field(default_factory=list)
+
+
+def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000, seed: int = 0,
+                    damping: float = 0.8, q0=0.05, tol: float = 1e-5, max_iter: int = 200, lam: float = 0.0,
+                    clamp: dict | None = None, diagonal: bool = False, draws: TeacherDraws | None = None,
+                    v_reg: float = 0.0, **den) -> SEResult:
+    """Damped, symmetrised state evolution from Q0 = q0 * I (or a given (L, L) matrix q0).
+
+    alpha >= 0 sample complexity; c > 0 skip strength; damping = weight of the new value (0 < eta <= 1);
+    clamp: {layer_index: value} keeps those diagonal entries fixed (App. E.2, Fig. 5); diagonal: project Q on its
+    diagonal after each step; v_reg: pre-activation noise Delta (see channel_average);
+    den: options of channel_denoiser.posterior_moments.
+    """
+    if alpha < 0:
+        raise ValueError(f"alpha must be >= 0, got {alpha}")
+    if not 0 < damping <= 1:
+        raise ValueError(f"damping (weight of the new iterate) must be in (0, 1], got {damping}")
+    check_skip(c)
+    if L not in (2, 3):
+        raise ValueError(f"L must be 2 or 3, got {L}")
+    Q = q0 * np.eye(L) if np.ndim(q0) == 0 else np.array(q0, dtype=np.float64)
+    clamp = dict(clamp or {})
+    for k, v in clamp.items():
+        if not (0 <= int(k) < L and 0.0 <= v < 1.0):
+            raise ValueError(f"clamp must map layer indices 0..{L-1} to values in [0, 1); got {clamp}")
+        Q[int(k), :] = 0.0
+        Q[:, int(k)] = 0.0
+        Q[int(k), int(k)] = v
+    draws = draws if draws is not None else draw_teacher(n_samples, L, seed)
+    hist = [Q.copy()]
+    min_ess = np.inf
+    methods = []
+    converged = False
+    res = np.inf
+    it = 0
+    for it in range(1, max_iter + 1):
+        if alpha == 0:
+            Qnew_full = overlap_update(np.zeros((L, L)), lam)
+        else:
+            avg = channel_average(Q, c, draws, v_reg=v_reg, **den)
+            min_ess = min(min_ess, avg["min_ess"])
+            methods.append(avg["method"])
+            Qnew_full = overlap_update(alpha * avg["R"], lam)
+        Qn = (1.0 - damping) * Q + damping * Qnew_full
+        Qn = 0.5 * (Qn + Qn.T)
+        if diagonal:
+            Qn = np.diag(np.diag(Qn))
+        for k, v in clamp.items():
+            Qn[int(k), :] = 0.0
+            Qn[:, int(k)] = 0.0
+            Qn[int(k), int(k)] = v
+        Qn = clip_overlap(Qn)
+        res = float(np.max(np.abs(Qn - Q)))
+        Q = Qn
+        hist.append(Q.copy())
+        if res < tol:
+            converged = True
+            break
+    return SEResult(Q=Q, history=np.array(hist), converged=converged, iterations=it, residual=res,
+                    min_ess=float(min_ess), methods=methods)

@@ -1,0 +1,104 @@
+"""Channel denoiser of the deep attention target: adaptive-quadrature reference, analytic Jacobian, validation."""
+import numpy as np
+import pytest
+from scipy import integrate
+
+from smattn.p2.attention_link import (attention_output, link_logits, logits_to_y, preimage, skip_matrix_det,
+                                      skip_matrix_inverse, softmax_entries, y_to_logits)
+from smattn.p2.channel_denoiser import g_out, posterior_moments
+
+C = 1.0
+
+
+def _reference_mean(ell, om, V, c):
+    """Posterior mean of Z by adaptive scipy dblquad (parametrisation A), brute force."""
+    x = preimage(ell[None])[0]
+    P = np.linalg.inv(V)
+
+    def dens(z11, z12, s):
+        z1 = np.array([z11, z12])
+        p, q = softmax_entries(z1)
+        i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+        z2 = s * np.array([i00 * x[0] + i01 * x[1], i10 * x[0] + i11 * x[1]])
+        Z = np.stack([z1, z2])
+        D = Z - om
+        return np.exp(-0.5 * np.einsum("at,ab,bt->", D, P, D)) / skip_matrix_det(p, q, c), Z
+
+    sd = np.sqrt(V[0, 0])
+    lo, hi = om[0] - 7 * sd, om[0] + 7 * sd
+
+    def integral(f):
+        return sum(integrate.dblquad(lambda b, a: f(*dens(a, b, s)), lo[0], hi[0], lo[1], hi[1],
+                                     epsabs=1e-11, epsrel=1e-7)[0] for s in (1.0, -1.0))
+
+    Zn = integral(lambda w, Z: w)
+    return np.array([[integral(lambda w, Z, a=a, t=t: w * Z[a, t]) for t in range(2)] for a in range(2)]) / Zn
+
+
+def _case(seed, q):
+    rng = np.random.default_rng(seed)
+    Q = np.diag(q)
+    V = np.eye(2) - Q
+    Zt = rng.standard_normal((2, 2))
+    om = np.sqrt(Q) @ (np.sqrt(Q) @ Zt + np.sqrt(V) @ rng.standard_normal((2, 2)))
+    return link_logits(Zt, C), om, V
+
+
+@pytest.mark.parametrize("seed,q,method,tol", [(3, (0.3, 0.4), "A", 1e-6), (4, (0.0, 0.6), "A", 1e-6),
+                                               (5, (0.5, 0.9), "A*", 2e-3)])
+def test_denoiser_matches_adaptive_quadrature(seed, q, method, tol):
+    ell, om, V = _case(seed, q)
+    ref = _reference_mean(ell, om, V, C)
+    mom = posterior_moments(ell[None], om[None], V, C, method=method, n1d=48)
+    assert mom.method == method
+    np.testing.assert_allclose(mom.mean[0], ref, atol=tol)
+
+
+def test_parametrisation_B_is_refused_without_opt_in():
+    ell, om, V = _case(1, (0.3, 0.3))
+    with pytest.raises(ValueError, match="experimental_b"):
+        posterior_moments(ell[None], om[None], V, C, method="B")
+
+
+@pytest.mark.parametrize("method", ["A", "A*"])
+def test_analytic_jacobian_matches_finite_differences(method):
+    rng = np.random.default_rng(2)
+    n = 4
+    V = np.array([[0.6, 0.1], [0.1, 0.3]]) if method == "A" else np.diag([0.5, 0.04])
+    Z = rng.standard_normal((n, 2, 2))
+    ell = link_logits(Z, C)
+    om = 0.7 * Z + 0.2 * rng.standard_normal((n, 2, 2))
+    kw = dict(method=method, n1d=64)
+    rel = 2e-5 if method == "A" else 2e-4   # A* grids move with omega: the rule itself varies at O(rule error)
+    _, dg, _ = g_out(ell, om, V, C, **kw)
+    h = 1e-5
+    for b in range(2):
+        for s in range(2):
+            e = np.zeros_like(om)
+            e[:, b, s] = h
+            gp, _, _ = g_out(ell, om + e, V, C, jacobian=False, **kw)
+            gm, _, _ = g_out(ell, om - e, V, C, jacobian=False, **kw)
+            np.testing.assert_allclose(dg[:, :, :, b, s], (gp - gm) / (2 * h), atol=rel * (1 + np.abs(dg).max()))
+
+
+def test_link_roundtrip_and_symmetries():
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((100, 2, 2))
+    ell = link_logits(Z, C)
+    np.testing.assert_allclose(y_to_logits(logits_to_y(ell)), ell, atol=1e-8)
+    Y = attention_output(Z, C)
+    np.testing.assert_allclose(Y.sum(-1), 1.0)
+    for flip in (np.array([-1, 1]), np.array([1, -1])):
+        np.testing.assert_allclose(attention_output(Z * flip[None, :, None], C), Y, atol=1e-12)
+
+
+def test_bad_inputs_raise_clear_errors():
+    ell, om, V = _case(0, (0.2, 0.2))
+    with pytest.raises(ValueError, match="skip strength"):
+        posterior_moments(ell[None], om[None], V, 0.0)
+    with pytest.raises(ValueError, match="positive definite"):
+        posterior_moments(ell[None], om[None], -V, C)
+    with pytest.raises(ValueError, match="omega must have shape"):
+        posterior_moments(ell[None], om, V, C)
+    with pytest.raises(ValueError, match="y01 \\+ y10"):
+        y_to_logits(np.array([0.7, 0.6]))
