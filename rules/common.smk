@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from smattn.config import ConfigError, data_mirror, load_schema, resolve_params
+from smattn.config import ConfigError, load_schema, resolve_params
 from smattn.data.registry import RAW_FILES
 
 SCHEMA = load_schema(workflow.source_path("../schemas/config.schema.yaml"))
@@ -16,7 +16,6 @@ except ConfigError as _err:
     raise WorkflowError(f"Invalid configuration: {_err}")
 
 DATA_DIR = config["data_dir"]
-DATA_MIRROR = data_mirror(config, os.environ)
 
 ALL_FIGURES = []  # figure PNGs (the PDF and the data CSV lie beside each)
 ALL_METRICS = []  # flat {id: number} JSON files merged into results/metrics.json

@@ -8,7 +8,9 @@ localrules:
 
 
 rule fetch_raw:
-    """Obtain one raw file (verified data folder -> mirror -> official URL) and verify its checksum."""
+    """Obtain one raw file (verified data folder -> mirror -> official URL) and verify its checksum.
+    The mirror (config data_mirror or SMATTN_DATA_MIRROR) is read by the script, not passed as a parameter, so
+    that moving the mirror does not re-fetch verified files."""
     output:
         f"{DATA_DIR}/{{relpath}}",
     wildcard_constraints:
@@ -16,7 +18,6 @@ rule fetch_raw:
     params:
         relpath=lambda wc: wc.relpath,
         data_dir=lambda wc, output: output[0][: -len(wc.relpath) - 1],
-        mirror=DATA_MIRROR,
     log:
         "logs/data/fetch_{relpath}.log",
     threads: 1

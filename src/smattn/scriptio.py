@@ -6,7 +6,8 @@ same names come from the command line::
     python scripts/x.py --input name=path ... --output name=path ... --params '{"k": 1}' [--log path] [--threads 2]
 
 The script's ``main(io)`` sees ``io.input.<name>``, ``io.output.<name>``, ``io.params.<name>``,
-``io.wildcards.<name>``, ``io.threads`` and ``io.log`` (a path or None). When a log path is given, stdout and
+``io.wildcards.<name>``, ``io.threads``, ``io.log`` (a path or None) and ``io.config`` (the workflow config;
+empty standalone). When a log path is given, stdout and
 stderr are appended to it and the start, end and wall time are recorded.
 """
 
@@ -34,6 +35,7 @@ class ScriptIO:
     wildcards: SimpleNamespace = field(default_factory=SimpleNamespace)
     threads: int = 1
     log: str | None = None
+    config: dict = field(default_factory=dict)  # the workflow config (empty when standalone)
 
 
 def _named(namedlist) -> SimpleNamespace:
@@ -53,6 +55,7 @@ def from_snakemake(smk) -> ScriptIO:
         wildcards=_named(smk.wildcards),
         threads=int(smk.threads),
         log=log,
+        config=dict(getattr(smk, "config", {}) or {}),
     )
 
 

@@ -1,0 +1,188 @@
+# P2 (Troiani et al. 2025), learning dynamics: layer-wise learning over time.
+#   Fig. 2 left   GAMP iterations: per-iteration layer similarity with the teacher (d = 1000, alpha = 1.2)
+#   Fig. 2 right  plain SGD on the two-layer attention target (d = 500, alpha = 15, 8 runs)
+#   Fig. 3 right  a two-layer tied-attention transformer trained on TREC (8 repetitions)
+
+P2D = group_params("p2_dynamics")
+P2D_TREC_REPS = list(range(P2D["trec_repetitions"]))
+P2D_GAMP_RUNS = list(range(P2D["gamp_runs"]))
+
+
+rule p2_gamp_run:
+    """One GAMP run (own teacher, data and initialisation) recording M^t and Q^t per iteration (spec §2.7)."""
+    output:
+        run="results/p2_dynamics/gamp/run{run}.npz",
+    wildcard_constraints:
+        run=r"\d+",
+    params:
+        d=P2D["gamp_d"],
+        alpha=P2D["gamp_alpha"],
+        iterations=P2D["gamp_iterations"],
+        runs=P2D["gamp_runs"],
+        seed=P2D["gamp_seed"],
+        damping=P2D["gamp_damping"],
+    log:
+        "logs/p2_dynamics/p2_gamp_run_{run}.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+        gpu=1,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_dynamics_gamp.py"
+
+
+rule p2_fig2_left:
+    """P2 Fig. 2 left: GAMP layer similarities per iteration, ours and the authors' published run."""
+    input:
+        runs=expand("results/p2_dynamics/gamp/run{run}.npz", run=P2D_GAMP_RUNS),
+        ref_m=raw("reference/spoc/AMP_BO_2w_d1000_alpha1.2_samples1_seed1.npy"),
+    output:
+        png=report(
+            "figures/p2/fig2_left_gamp.png",
+            caption="../report/p2_fig2_left.rst",
+            category="P2",
+            subcategory="Fig. 2",
+        ),
+        pdf="figures/p2/fig2_left_gamp.pdf",
+        csv="figures/p2/fig2_left_gamp.csv",
+        metrics="results/metrics/p2_dynamics/p2_fig2_left.json",
+    log:
+        "logs/p2_dynamics/p2_fig2_left.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_dynamics_fig2_left.py"
+
+
+rule p2_sgd_train:
+    """SGD on the two-layer attention target: all runs in one batched JAX program (spec §6.1)."""
+    output:
+        runs="results/p2_dynamics/sgd_runs.npz",
+    params:
+        d=P2D["sgd_d"],
+        alpha=P2D["sgd_alpha"],
+        runs=P2D["sgd_runs"],
+        epochs=P2D["sgd_epochs"],
+        batch_size=P2D["sgd_batch_size"],
+        steps_per_batch=P2D["sgd_steps_per_batch"],
+        lr=P2D["sgd_lr"],
+        weight_decay_times_d=P2D["sgd_weight_decay_times_d"],
+        test_every=P2D["sgd_test_every"],
+        seed=P2D["sgd_seed"],
+        dtype=P2D["sgd_dtype"],
+        chunk_epochs=P2D["sgd_chunk_epochs"],
+    log:
+        "logs/p2_dynamics/p2_sgd_train.log",
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=60,
+        gpu=1,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_dynamics_sgd.py"
+
+
+rule p2_fig2_right:
+    """P2 Fig. 2 right: sign-corrected layer metrics of every SGD run, their mean, the authors' traces."""
+    input:
+        runs=rules.p2_sgd_train.output.runs,
+        ref_c1=raw("reference/spoc/C1_random.npy"),
+        ref_c2=raw("reference/spoc/C2_random.npy"),
+    output:
+        png=report(
+            "figures/p2/fig2_right_sgd.png",
+            caption="../report/p2_fig2_right.rst",
+            category="P2",
+            subcategory="Fig. 2",
+        ),
+        pdf="figures/p2/fig2_right_sgd.pdf",
+        csv="figures/p2/fig2_right_sgd.csv",
+        metrics="results/metrics/p2_dynamics/p2_fig2_right.json",
+    params:
+        epoch_axis=P2D["sgd_epoch_axis"],
+    log:
+        "logs/p2_dynamics/p2_fig2_right.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_dynamics_fig2_right.py"
+
+
+rule p2_trec_run:
+    """One repetition of the TREC experiment: split, train with AdamW, record S_l(t) (spec §7)."""
+    input:
+        train=raw("trec/train_5500.label"),
+        vocab=raw("bert-base-uncased/vocab.txt"),
+    output:
+        run="results/p2_dynamics/trec/rep{rep}.npz",
+    wildcard_constraints:
+        rep=r"\d+",
+    params:
+        epochs=P2D["trec_epochs"],
+        repetitions=P2D["trec_repetitions"],
+        batch_size=P2D["trec_batch_size"],
+        lr=P2D["trec_lr"],
+        attention_mask=P2D["trec_attention_mask"],
+        map_chunk=P2D["trec_map_chunk"],
+        max_questions=P2D["trec_max_questions"],
+        max_length=P2D["trec_max_length"],
+        seed=P2D["trec_seed"],
+    log:
+        "logs/p2_dynamics/p2_trec_run_{rep}.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=120,
+        gpu=1,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p2_dynamics_trec.py"
+
+
+rule p2_fig3_right:
+    """P2 Fig. 3 right: TREC similarities S_1, S_2 of every repetition, their mean, the authors' curves."""
+    input:
+        runs=expand("results/p2_dynamics/trec/rep{rep}.npz", rep=P2D_TREC_REPS),
+        ref_s1=raw("reference/spoc/dist_1.npy"),
+        ref_s2=raw("reference/spoc/dist_2.npy"),
+    output:
+        png=report(
+            "figures/p2/fig3_right_trec.png",
+            caption="../report/p2_fig3_right.rst",
+            category="P2",
+            subcategory="Fig. 3",
+        ),
+        pdf="figures/p2/fig3_right_trec.pdf",
+        csv="figures/p2/fig3_right_trec.csv",
+        accuracy_csv="figures/p2/fig3_right_trec_accuracy.csv",
+        metrics="results/metrics/p2_dynamics/p2_fig3_right.json",
+    log:
+        "logs/p2_dynamics/p2_fig3_right.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p2_dynamics_fig3_right.py"
+
+
+ALL_FIGURES.extend([rules.p2_fig2_left.output.png, rules.p2_fig2_right.output.png, rules.p2_fig3_right.output.png])
+ALL_METRICS.extend(
+    [rules.p2_fig2_left.output.metrics, rules.p2_fig2_right.output.metrics, rules.p2_fig3_right.output.metrics]
+)

@@ -1,0 +1,97 @@
+"""P2 Fig. 2 right: layer-wise learning of SGD (our runs: thin lines and mean; authors' traces dashed).
+
+Metric per layer: the authors' C_k = m_k / sqrt(q_k), each run multiplied by the sign of its last value.
+x-axis: true epochs (records / records_per_epoch) by default, or the authors' "record index / 20".
+"""
+
+import json
+
+import numpy as np
+
+from smattn.scriptio import run
+
+BLUE, RED, DBLUE, DRED = "#457B9D", "#E63946", "#2C5675", "#A72833"
+
+
+def log_subsample(n, points=1500):
+    idx = np.unique(np.round(np.geomspace(1, n, points)).astype(int) - 1)
+    return idx
+
+
+def main(io):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from smattn.data.spoc import read_npy
+    from smattn.io import save_figure, write_csv, write_metrics
+    from smattn.p2.sgd import first_crossing, layer_cosines, sign_corrected
+
+    axis = io.params.epoch_axis
+    if axis not in ("true_epochs", "record_over_20"):
+        raise ValueError(f"epoch_axis must be 'true_epochs' or 'record_over_20', got {axis!r}")
+    z = np.load(io.input.runs)
+    rpe = int(z["records_per_epoch"])
+    C = sign_corrected(layer_cosines(z["m"], z["q"]).transpose(2, 0, 1))  # (layer, run, record)
+    ref = np.stack([sign_corrected(read_npy(io.input.ref_c1)), sign_corrected(read_npy(io.input.ref_c2))])
+    ref_rpe = 38  # the authors' run: 7500 samples in batches of 200
+
+    def xaxis(n, per_epoch):
+        k = np.arange(n)
+        return (k + 1) / per_epoch if axis == "true_epochs" else k / 20.0
+
+    n = C.shape[-1]
+    x = xaxis(n, rpe)
+    xr = xaxis(ref.shape[-1], ref_rpe)
+    sub = log_subsample(n)
+    subr = log_subsample(ref.shape[-1])
+
+    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    for layer, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):
+        for r in range(C.shape[1]):
+            ax.plot(x[sub], C[layer, r, sub], color=col, lw=0.6, alpha=0.35)
+        ax.plot(x[sub], C[layer].mean(0)[sub], color=col, lw=2.0, label=f"layer {layer + 1} (ours, mean)")
+        ax.plot(xr[subr], ref[layer].mean(0)[subr], color=dcol, lw=1.2, ls="--",
+                label=f"layer {layer + 1} (authors, mean)")
+    ax.set_xscale("log")
+    ax.set_xlabel("epochs" if axis == "true_epochs" else "record index / 20 (authors' \"epochs\")")
+    ax.set_ylabel(r"$\mathcal{C}_k = m_k/\sqrt{q_k}$ (sign-corrected)")
+    ax.set_ylim(-0.05, max(1.05, float(np.nanmax(C)) + 0.05) + 0.22)
+    cfg = json.loads(str(z["config"]))
+    ax.set_title(f"SGD: d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[1]} runs, {cfg['epochs']} epochs", fontsize=9)
+    ax.legend(fontsize=6.5, loc="upper left", frameon=False, ncol=2)
+    fig.tight_layout()
+    save_figure(fig, io.output.png)
+    plt.close(fig)
+
+    header = ["record", "x"] + [f"C{l + 1}_mean" for l in range(2)] + \
+             [f"C{l + 1}_run{r}" for l in range(2) for r in range(C.shape[1])] + ["ref_x", "ref_C1_mean", "ref_C2_mean"]
+    rows = []
+    for i in sub:
+        row = [int(i), x[i], C[0, :, i].mean(), C[1, :, i].mean()]
+        row += [C[l, r, i] for l in range(2) for r in range(C.shape[1])]
+        if i < ref.shape[-1]:
+            row += [xr[i], ref[0, :, i].mean(), ref[1, :, i].mean()]
+        else:
+            row += ["", "", ""]
+        rows.append(row)
+    write_csv(io.output.csv, header, rows)
+
+    metrics = {}
+    tsq = z["teacher_sq_norm"]
+    for layer in range(2):
+        k = first_crossing(C[layer], 0.5)
+        metrics[f"p2.sgd.epochs_to_half[layer={layer + 1}]"] = float(((k + 1) / rpe).mean())
+        metrics[f"p2.sgd.final_similarity[layer={layer + 1}]"] = float(C[layer, :, -1].mean())
+        metrics[f"p2.sgd.final_cosine[layer={layer + 1}]"] = float(C[layer, :, -1].mean() / np.sqrt(tsq[layer]))
+        kr = first_crossing(ref[layer], 0.5)
+        print(f"layer {layer + 1}: ours half at {((k + 1) / rpe)} epochs (mean {((k + 1) / rpe).mean():.3f}); "
+              f"authors {((kr + 1) / ref_rpe).mean():.3f}; final ours {C[layer, :, -1].mean():.4f}, "
+              f"authors {ref[layer, :, -1].mean():.4f}", flush=True)
+    metrics["p2.sgd.wall_s"] = float(z["wall_s"])
+    write_metrics(io.output.metrics, metrics)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

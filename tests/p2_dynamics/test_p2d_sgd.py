@@ -1,0 +1,192 @@
+"""SGD on the two-layer attention target: closed-form gradient, batching, fixed teacher/student, metrics."""
+
+import math
+
+import numpy as np
+import pytest
+
+from smattn.device import jax_setup
+
+jax_setup(x64=True)
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from smattn.p2 import sgd  # noqa: E402
+
+
+def _reference_output(x_seq, v, skip):
+    """Independent forward: explicit 2x2 row-softmax matrices, spec §1.2 (X^(1) = (cI + S1) X, f = S2)."""
+    d = x_seq.shape[-1]
+    h1 = x_seq @ v[0] / jnp.sqrt(d)  # (2,)
+    S1 = jax.nn.softmax(jnp.outer(h1, h1), axis=-1)
+    X1 = (skip * jnp.eye(2) + S1) @ x_seq
+    h2 = X1 @ v[1] / jnp.sqrt(d)
+    return jax.nn.softmax(jnp.outer(h2, h2), axis=-1)
+
+
+def _reference_loss(V, X, Y, mask, skip):
+    d = X.shape[-1]
+    out = jax.vmap(lambda x: _reference_output(x, V, skip))(X)
+    return jnp.sum(mask[:, None, None] * (out - Y) ** 2) / d
+
+
+def _random_problem(seed=0, B=7, d=13, skip=1.0):
+    rng = np.random.default_rng(seed)
+    X = jnp.asarray(rng.standard_normal((B, 2, d)))
+    Wt = jnp.asarray(rng.standard_normal((2, d)))
+    V = jnp.asarray(rng.standard_normal((2, d)) * 1.3)
+    Y = jax.vmap(lambda x: _reference_output(x, Wt, skip))(X)
+    mask = jnp.asarray(np.r_[np.ones(B - 2), np.zeros(2)])
+    return X, Wt, V, Y, mask
+
+
+@pytest.mark.parametrize("skip", [1.0, 0.3])
+def test_forward_matches_explicit_softmax(skip):
+    X, Wt, V, Y, _ = _random_problem(skip=skip)
+    d = X.shape[-1]
+    Z = jnp.einsum("btd,kd->bkt", X, V) / math.sqrt(d)
+    (y01, y10), _ = sgd.attention_pair(Z[:, 0], Z[:, 1], skip)
+    ref = jax.vmap(lambda x: _reference_output(x, V, skip))(X)
+    np.testing.assert_allclose(y01, ref[:, 0, 1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(y10, ref[:, 1, 0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ref.sum(-1), 1.0, atol=1e-14)  # row-stochastic
+
+
+@pytest.mark.parametrize("skip", [1.0, 0.3])
+def test_index_gradients_match_autodiff(skip):
+    rng = np.random.default_rng(3)
+    u = jnp.asarray(rng.standard_normal((50, 2)) * 1.5)
+    w = jnp.asarray(rng.standard_normal((50, 2)) * 1.5)
+    t01 = jnp.asarray(rng.uniform(0.05, 0.95, 50))
+    t10 = jnp.asarray(rng.uniform(0.05, 0.95, 50))
+
+    def err_sum(u, w):
+        (y01, y10), _ = sgd.attention_pair(u, w, skip)
+        return jnp.sum(2 * (y01 - t01) ** 2 + 2 * (y10 - t10) ** 2)
+
+    err, g_u, g_w = sgd.index_gradients(u, w, t01, t10, skip)
+    au, aw = jax.grad(err_sum, argnums=(0, 1))(u, w)
+    assert float(err.sum()) == pytest.approx(float(err_sum(u, w)), rel=1e-13)
+    np.testing.assert_allclose(g_u, au, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(g_w, aw, rtol=1e-10, atol=1e-13)
+
+
+def test_batch_gradient_matches_autodiff_and_finite_differences():
+    skip = 1.0
+    X, Wt, V, Y, mask = _random_problem(seed=5)
+    T = jnp.stack([Y[:, 0, 1], Y[:, 1, 0]], axis=-1)
+    T = T + 0.05  # move the targets away from the teacher so the gradient is not ~0
+    Yshift = jnp.stack([jnp.stack([1 - T[:, 0], T[:, 0]], -1), jnp.stack([T[:, 1], 1 - T[:, 1]], -1)], axis=1)
+    loss, grad = sgd.batch_loss_and_grad(V[None], X[None], T[None], mask, skip)
+    ref_loss = _reference_loss(V, X, Yshift, mask, skip)
+    ref_grad = jax.grad(_reference_loss)(V, X, Yshift, mask, skip)
+    assert float(loss[0]) == pytest.approx(float(ref_loss), rel=1e-12)
+    np.testing.assert_allclose(grad[0], ref_grad, rtol=1e-9, atol=1e-13)
+    # central finite differences along a few coordinates
+    h = 1e-6
+    for k, i in [(0, 0), (0, 5), (1, 3), (1, 12)]:
+        e = jnp.zeros_like(V).at[k, i].set(h)
+        fd = (_reference_loss(V + e, X, Yshift, mask, skip) - _reference_loss(V - e, X, Yshift, mask, skip)) / (2 * h)
+        assert float(grad[0, k, i]) == pytest.approx(float(fd), rel=1e-5, abs=1e-9)
+    # masked (padding) samples contribute nothing
+    X2 = X.at[-1].set(X[-1] * 7.0)
+    _, grad2 = sgd.batch_loss_and_grad(V[None], X2[None], T[None], mask, skip)
+    np.testing.assert_allclose(grad2, grad, rtol=1e-12, atol=1e-15)
+
+
+def test_fixed_teacher_and_student_match_spec():
+    W = sgd.teacher_weights(500).astype(np.float64)
+    V0 = sgd.student_init(500).astype(np.float64)
+    d = 500
+    assert (W[0] @ W[0]) / d == pytest.approx(0.8950, abs=1e-4)
+    assert (W[1] @ W[1]) / d == pytest.approx(0.9567, abs=1e-4)
+    assert (W[0] @ W[1]) / d == pytest.approx(0.0594, abs=1e-4)
+    q0 = (V0 * V0).sum(1) / d
+    np.testing.assert_allclose(q0, [0.778, 0.706], atol=1e-3)
+    C0 = sgd.layer_cosines((V0 * W).sum(1) / d, q0)
+    np.testing.assert_allclose(C0, [0.008, -0.011], atol=1e-3)
+
+
+def _tiny_cfg(**kw):
+    base = dict(d=24, alpha=3.0, n_runs=3, epochs=3, batch_size=16, steps_per_batch=3, lr=2.0,
+                weight_decay_times_d=0.07, n_test=20, test_every=1, seed=11, dtype="float64", chunk_epochs=2)
+    base.update(kw)
+    return sgd.SGDConfig(**base)
+
+
+def test_vectorised_runs_equal_independent_single_runs():
+    cfg = _tiny_cfg()
+    assert cfg.n_train == 72 and cfg.n_batches == 5  # last batch padded (8 real samples)
+    W = jnp.asarray(sgd.teacher_weights(cfg.d), jnp.float64)
+    keys = jax.random.split(jax.random.PRNGKey(4), cfg.n_runs)
+    data = [sgd.make_dataset(k, W, cfg.n_train, cfg.batch_size, cfg.skip, jnp.float64) for k in keys]
+    batched = sgd.train_sgd(cfg, progress=None, data_override=data)
+    assert batched["m"].shape == (3, cfg.epochs * cfg.n_batches, 2)
+    for r in range(cfg.n_runs):
+        single = sgd.train_sgd(_tiny_cfg(n_runs=1), progress=None, data_override=[data[r]])
+        np.testing.assert_allclose(batched["m"][r], single["m"][0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(batched["q"][r], single["q"][0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(batched["V"][r], single["V"][0], rtol=1e-12, atol=1e-14)
+    # the runs differ (different data) and chunking does not change the trajectory
+    assert not np.allclose(batched["m"][0], batched["m"][1])
+    one_chunk = sgd.train_sgd(_tiny_cfg(chunk_epochs=3), progress=None, data_override=data)
+    np.testing.assert_allclose(one_chunk["m"], batched["m"], rtol=1e-12, atol=1e-14)
+
+
+def test_one_visit_equals_manual_sgd_steps():
+    cfg = _tiny_cfg(n_runs=1, epochs=1, alpha=16 / 24, batch_size=16)  # a single batch
+    W = jnp.asarray(sgd.teacher_weights(cfg.d), jnp.float64)
+    X, T, mask = sgd.make_dataset(jax.random.PRNGKey(0), W, cfg.n_train, cfg.batch_size, cfg.skip, jnp.float64)
+    out = sgd.train_sgd(cfg, progress=None, data_override=[(X, T, mask)])
+    V = jnp.asarray(sgd.student_init(cfg.d), jnp.float64)
+    for _ in range(cfg.steps_per_batch):
+        _, g = sgd.batch_loss_and_grad(V[None], X[0][None], T[0][None], mask[0], cfg.skip)
+        V = V - cfg.lr * (g[0] + cfg.weight_decay * V)
+    np.testing.assert_allclose(out["V"][0], V, rtol=1e-12)
+    np.testing.assert_allclose(out["m"][0, 0], (np.asarray(V) * np.asarray(W)).sum(1) / cfg.d, rtol=1e-12)
+
+
+def test_training_decreases_loss_and_test_error():
+    cfg = _tiny_cfg(d=40, alpha=10.0, n_runs=2, epochs=6, lr=5.0, chunk_epochs=3, test_every=3, n_test=200)
+    out = sgd.train_sgd(cfg, progress=None)
+    assert out["train_loss"].shape == (2, 6)
+    assert np.all(out["train_loss"][:, -1] < out["train_loss"][:, 0])
+    assert out["test_epochs"].tolist() == [0, 3, 6]
+    assert np.all(out["test_error"][:, -1] < out["test_error"][:, 0])
+
+
+def test_metrics_on_known_arrays():
+    C = np.array([[0.0, -0.1, -0.3, -0.6, -0.8], [0.1, 0.2, 0.5, 0.9, 1.0]])
+    S = sgd.sign_corrected(C)
+    np.testing.assert_allclose(S[0], [0.0, 0.1, 0.3, 0.6, 0.8])
+    np.testing.assert_array_equal(sgd.first_crossing(S, 0.5), [3, 2])
+    with pytest.raises(ValueError, match="final value"):
+        sgd.first_crossing(C, 0.5)
+    S = np.array([0.6, 0.62, 0.75, 0.81, 1.0])  # half of the rise 0.6 -> 1.0 is 0.8
+    assert int(sgd.first_crossing(S, 0.5, from_start=True)) == 3
+    assert int(sgd.first_crossing(S, 0.5)) == 0
+    with pytest.raises(ValueError, match="exceed its first|exceed the first"):
+        sgd.first_crossing(np.array([1.0, 0.5, 0.9]), 0.5, from_start=True)
+    np.testing.assert_allclose(sgd.layer_cosines([0.5], [0.25]), [1.0])
+    np.testing.assert_allclose(sgd.layer_cosines([0.5], [0.25], teacher_sq_norm=4.0), [0.5])
+    with pytest.raises(ValueError, match="q must be"):
+        sgd.layer_cosines([0.5], [0.0])
+
+
+@pytest.mark.parametrize("kw,msg", [({"d": 0}, "d must"), ({"lr": -1.0}, "lr must"), ({"dtype": "float16"}, "dtype"),
+                                    ({"alpha": 0.0001}, "alpha must|n = floor")])
+def test_bad_config_is_rejected(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        _tiny_cfg(**kw)
+
+
+def test_metrics_reproduce_the_published_trace_crossings(raw_data):
+    """Spec §6.1: the mean of the published sign-corrected traces reaches 50% of its plateau at records 82 (C_2)
+    and 1442 (C_1); final C_2 0.9756-0.9761 per run."""
+    ref = raw_data / "reference" / "spoc"
+    C1 = sgd.sign_corrected(np.load(ref / "C1_random.npy"))
+    C2 = sgd.sign_corrected(np.load(ref / "C2_random.npy"))
+    assert int(sgd.first_crossing(C2.mean(0), 0.5)) == 82
+    assert int(sgd.first_crossing(C1.mean(0), 0.5)) == 1442
+    assert np.all((C2[:, -1] > 0.9755) & (C2[:, -1] < 0.9762))

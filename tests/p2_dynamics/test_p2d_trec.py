@@ -1,0 +1,194 @@
+"""TREC experiment: model shapes and masking, Gram similarity, padding, split, a short training run."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from smattn.p2 import similarity as sim
+from smattn.p2.trec import (TRECConfig, chunk_padded_lengths, collate, split_indices, steps_per_epoch,
+                            train_trec_run)
+from smattn.p2.trec_model import TiedAttentionClassifier
+
+torch.set_num_threads(1)
+
+
+def test_model_forward_shapes_and_init():
+    g = torch.Generator().manual_seed(0)
+    model = TiedAttentionClassifier(vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6, generator=g)
+    x = torch.randint(0, 50, (5, 7))
+    out = model(x)
+    assert out.shape == (5, 6) and out.dtype == torch.float32
+    Ws = model.attention_weights()
+    assert len(Ws) == 2 and all(w.shape == (8, 16) for w in Ws)
+    assert all(float(lin.bias.detach().abs().max()) == 0.0 for lin in model.attention)
+    # same generator seed -> same parameters
+    model2 = TiedAttentionClassifier(vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6,
+                                     generator=torch.Generator().manual_seed(0))
+    for a, b in zip(model.parameters(), model2.parameters()):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="input_ids must have shape"):
+        model(torch.zeros(3, dtype=torch.int64))
+
+
+def test_forward_matches_explicit_attention():
+    torch.manual_seed(1)
+    model = TiedAttentionClassifier(vocab_size=30, embed_dim=6, hidden_dim=4, n_classes=3,
+                                    generator=torch.Generator().manual_seed(2)).double()
+    with torch.no_grad():
+        for lin in model.attention:
+            lin.bias.normal_()
+    x = torch.randint(0, 30, (1, 5))
+    X = model.embedding.weight[x[0]].detach()
+    for lin in model.attention:
+        H = X @ lin.weight.T.detach() + lin.bias.detach()
+        S = torch.softmax(H @ H.T / 2.0, dim=-1)  # sqrt(hidden_dim) = 2
+        X = S @ X
+    ref = model.readout(X.mean(0))
+    torch.testing.assert_close(model(x)[0], ref, rtol=1e-12, atol=1e-12)
+
+
+def test_attention_mask_option_ignores_padding():
+    g = torch.Generator().manual_seed(3)
+    model = TiedAttentionClassifier(vocab_size=40, embed_dim=8, hidden_dim=4, n_classes=6,
+                                    use_attention_mask=True, generator=g)
+    ids = torch.tensor([[5, 6, 7]])
+    padded = torch.tensor([[5, 6, 7, 0, 0]])
+    out_short = model(ids, torch.ones_like(ids))
+    out_pad = model(padded, torch.tensor([[1, 1, 1, 0, 0]]))
+    torch.testing.assert_close(out_short, out_pad, rtol=1e-6, atol=1e-6)
+    # without the mask (the authors' default) padding changes the output
+    model.use_attention_mask = False
+    assert not torch.allclose(model(ids), model(padded), atol=1e-4)
+    model.use_attention_mask = True
+    with pytest.raises(ValueError, match="needs an attention_mask"):
+        model(ids)
+
+
+def test_gram_similarity_on_known_matrices():
+    A = np.diag([1.0, 2.0, 3.0])
+    assert sim.gram_similarity(A, A) == pytest.approx(1.0)
+    assert sim.gram_similarity(5.0 * A, A) == pytest.approx(1.0)  # scale invariant
+    B = np.diag([0.0, 0.0, 1.0])
+    assert sim.gram_similarity(B, A) == pytest.approx(3.0 / math.sqrt(14.0))
+    C = np.diag([1.0, 0.0, 0.0])
+    D = np.diag([0.0, 1.0, 0.0])
+    assert sim.gram_similarity(C, D) == pytest.approx(0.0)
+    # Gram of W equals W W^T; similarity of rotated hidden units is 1 only for the identity rotation
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((4, 9))
+    G = sim.gram(W)
+    np.testing.assert_allclose(G, W @ W.T)
+    Q = np.linalg.qr(rng.standard_normal((9, 9)))[0]
+    assert sim.gram_similarity(sim.gram(W @ Q), G) == pytest.approx(1.0)  # invariant to input rotations
+    # batched call
+    np.testing.assert_allclose(sim.gram_similarity(np.stack([A, B]), A), [1.0, 3.0 / math.sqrt(14.0)])
+    with pytest.raises(ValueError, match="shapes"):
+        sim.gram_similarity(np.eye(3), np.eye(4))
+
+
+def test_packed_inner_products_equal_traces():
+    rng = np.random.default_rng(1)
+    A = sim.gram(rng.standard_normal((6, 4)))
+    B = sim.gram(rng.standard_normal((6, 4)))
+    w = sim.packed_weights(6)
+    assert np.sum(w * sim.pack_symmetric(A) * sim.pack_symmetric(B)) == pytest.approx(np.trace(A @ B))
+
+
+def test_gram_recorder_streams_the_exact_similarity(tmp_path):
+    rng = np.random.default_rng(2)
+    steps, L, h = 37, 2, 5
+    Ws = rng.standard_normal((steps, L, h, 3))
+    grams = Ws @ np.swapaxes(Ws, -1, -2)
+    with sim.GramRecorder(tmp_path / "g.npy", steps, L, h) as rec:
+        with pytest.raises(RuntimeError, match="never recorded"):
+            rec.similarity_to_final()
+        for t in range(steps):
+            rec.record(t, grams[t])
+        S = rec.similarity_to_final(chunk=8)
+        with pytest.raises(ValueError, match="expected shape"):
+            rec.record(0, grams[0, 0])
+    assert not (tmp_path / "g.npy").exists()
+    ref = np.stack([sim.gram_similarity(grams[:, l], grams[-1, l]) for l in range(L)])
+    np.testing.assert_allclose(S, ref, rtol=1e-6)
+    np.testing.assert_allclose(S[:, -1], 1.0, rtol=1e-12)
+
+
+def test_chunk_padding_collate_and_split():
+    np.testing.assert_array_equal(chunk_padded_lengths([3, 5, 2, 4, 9], 2), [5, 5, 4, 4, 9])
+    np.testing.assert_array_equal(chunk_padded_lengths([3, 5, 2], 0), [3, 5, 2])
+    ids, mask = collate([[101, 7, 102], [101, 102]], [4, 2])
+    assert ids.tolist() == [[101, 7, 102, 0], [101, 102, 0, 0]]
+    assert mask.tolist() == [[1, 1, 1, 0], [1, 1, 0, 0]]
+    tr, va = split_indices(5452, 0.2, np.random.default_rng(0))
+    assert (len(tr), len(va)) == (4361, 1091)
+    assert sorted(np.r_[tr, va].tolist()) == list(range(5452))
+    assert steps_per_epoch(5452, TRECConfig()) == 273
+
+
+@pytest.mark.parametrize("kw,msg", [({"lr": 0.0}, "lr must"), ({"epochs": 0}, "epochs must"),
+                                    ({"val_fraction": 1.5}, "val_fraction"), ({"max_length": 2}, "max_length")])
+def test_bad_config_is_rejected(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        TRECConfig(**kw)
+
+
+def _toy_corpus(n=96, seed=0):
+    """Sequences whose class is signalled by a class-specific token, so a few steps can learn something."""
+    rng = np.random.default_rng(seed)
+    ids, labels = [], []
+    for i in range(n):
+        c = i % 3
+        body = rng.integers(10, 40, rng.integers(2, 8)).tolist()
+        body[rng.integers(len(body))] = 1 + c
+        ids.append([101 % 50] + body + [102 % 50])
+        labels.append(c)
+    return ids, np.array(labels)
+
+
+def test_short_training_run_decreases_loss_and_records_similarity(tmp_path):
+    ids, labels = _toy_corpus()
+    cfg = TRECConfig(epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1)
+    out = train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, vocab_size=50, progress=None)
+    spe = out["steps_per_epoch"]
+    assert (out["n_train"], out["n_val"]) == (76, 20) and spe == 10
+    assert out["similarity"].shape == (2, 2 * spe)
+    np.testing.assert_allclose(out["similarity"][:, -1], 1.0, rtol=1e-12)
+    assert np.all((out["similarity"] > 0) & (out["similarity"] <= 1 + 1e-9))
+    assert out["val_accuracy"].shape == (2,)
+    assert out["train_loss"][spe:].mean() < out["train_loss"][:spe].mean()
+    assert list(tmp_path.iterdir()) == []  # the Gram file is removed
+    # a two-step run: the loss of the second step is below the first on the same batch
+    model = TiedAttentionClassifier(vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=3,
+                                    generator=torch.Generator().manual_seed(0))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, eps=1e-6, weight_decay=0.0)
+    x, m = collate(ids[:16], [len(s) for s in ids[:16]])
+    y = torch.as_tensor(labels[:16])
+    losses = []
+    for _ in range(2):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x, m), y)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    assert losses[1] < losses[0]
+    # the same seed reproduces the run exactly
+    again = train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, vocab_size=50, progress=None)
+    np.testing.assert_array_equal(again["train_loss"], out["train_loss"])
+
+
+def test_real_trec_pipeline_smoke(raw_data, tmp_path):
+    from smattn.data.trec import load_trec
+    from smattn.data.wordpiece import make_tokenizer
+    from smattn.p2.trec import encode_questions
+
+    qs = load_trec(raw_data / "trec" / "train_5500.label")
+    tok = make_tokenizer(raw_data / "bert-base-uncased" / "vocab.txt", max_length=32)
+    ids, labels = encode_questions(qs[:200], tok)
+    assert all(s[0] == 101 and s[-1] == 102 and len(s) <= 32 for s in ids)
+    cfg = TRECConfig(epochs=1, lr=1e-3, max_questions=80, seed=0)
+    out = train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, progress=None)
+    assert out["n_train"] + out["n_val"] == 80
+    assert out["similarity"].shape == (2, out["n_steps"])

@@ -1,0 +1,1 @@
+"""Cluster-path tests (pytest -m slurm)."""

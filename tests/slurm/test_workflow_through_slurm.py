@@ -1,0 +1,152 @@
+"""The project's own workflow through the SLURM profile: the smoke targets of one figure of each paper are built on
+the test cluster, every job (except the local raw-data fetch) is a SLURM job with the rule's resources and a GPU
+request exactly where the rule declares gpu=1, and the outputs equal those of a local run with the same seeds."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from .conftest import SLURM_ARGS, TIMINGS, copy_workflow, slurm_jobs, snakemake_run
+
+pytestmark = pytest.mark.slurm
+
+# Quick smoke targets: P2 Fig. 2 right (SGD training, a gpu=1 rule, then the figure) and P1 Fig. 2d (theory, then
+# the figure).
+TARGETS = ["figures/p2/fig2_right_sgd.png", "figures/p1/fig2d.png"]
+LOCAL_RULES = {"fetch_raw"}
+SMOKE = ["--config", "scale=smoke"]
+TIMING_KEY = re.compile(r"(^|_)(time|times|seconds|wall|elapsed|runtime|duration)(_|$)|_s$", re.I)
+
+
+def job_blocks(output: str) -> dict[str, dict]:
+    """{rule: {"threads": .., <resource>: ..}} from the job descriptions Snakemake prints (dry or real run)."""
+    jobs, rule = {}, None
+    for line in output.splitlines():
+        text = line.strip()
+        m = re.match(r"^(?:local)?rule (\w+):$", text)
+        if m:
+            rule = m.group(1)
+            jobs.setdefault(rule, {"threads": "1"})
+        elif rule and text.startswith("threads:"):
+            jobs[rule]["threads"] = text.split(":", 1)[1].strip()
+        elif rule and text.startswith("resources:"):
+            for item in text.split(":", 1)[1].split(","):
+                key, _, value = item.strip().partition("=")
+                jobs[rule][key] = value
+            rule = None
+    return jobs
+
+
+def dry_run_jobs(workdir: Path) -> dict[str, dict]:
+    """{rule: resources} of every job the SLURM run would execute, from Snakemake's dry run."""
+    r = snakemake_run([*TARGETS, *SLURM_ARGS, *SMOKE, "-n"], workdir, timeout=180, log_name="dryrun")
+    assert r.returncode == 0, r.tail()
+    return job_blocks(r.output)
+
+
+def slurm_time(minutes: int) -> str:
+    """A runtime in minutes as scontrol prints a TimeLimit ([D-]HH:MM:SS)."""
+    days, rest = divmod(int(minutes), 24 * 60)
+    text = f"{rest // 60:02d}:{rest % 60:02d}:00"
+    return f"{days}-{text}" if days else text
+
+
+def output_files(workdir: Path) -> set[str]:
+    return {
+        str(p.relative_to(workdir))
+        for top in ("results", "figures")
+        for p in (workdir / top).rglob("*")
+        if p.is_file() and p.suffix != ".pdf"  # PDFs embed their creation time; the PNG and CSV beside them count
+    }
+
+
+def without_timings(obj):
+    if isinstance(obj, dict):
+        return {k: without_timings(v) for k, v in obj.items() if not TIMING_KEY.search(str(k))}
+    if isinstance(obj, list):
+        return [without_timings(v) for v in obj]
+    return obj
+
+
+def assert_same_output(a: Path, b: Path) -> None:
+    """Equal content: arrays exactly, PNG pixels exactly, JSON apart from wall-clock timings, text byte for byte."""
+    if a.suffix == ".npz":
+        with np.load(a) as x, np.load(b) as y:
+            keys = sorted(k for k in x.files if not TIMING_KEY.search(k))
+            assert keys == sorted(k for k in y.files if not TIMING_KEY.search(k)), a.name
+            for k in keys:
+                u, v = x[k], y[k]
+                nan_ok = np.issubdtype(u.dtype, np.inexact) and np.issubdtype(v.dtype, np.inexact)
+                assert np.array_equal(u, v, equal_nan=nan_ok), f"{a.name}:{k} differs"
+    elif a.suffix == ".png":
+        assert np.array_equal(np.asarray(Image.open(a)), np.asarray(Image.open(b))), f"{a.name}: pixels differ"
+    elif a.suffix == ".json":
+        assert without_timings(json.loads(a.read_text())) == without_timings(json.loads(b.read_text())), a.name
+    else:
+        assert a.read_bytes() == b.read_bytes(), f"{a.name} differs"
+
+
+@pytest.fixture(scope="module")
+def runs(slurm_cluster, tmp_path_factory):
+    """The smoke targets built twice from fresh copies of the workflow: locally, and through the SLURM profile."""
+    local_dir = copy_workflow(tmp_path_factory.mktemp("local"))
+    slurm_dir = copy_workflow(tmp_path_factory.mktemp("viaslurm"))
+    planned = dry_run_jobs(slurm_dir)
+    local = snakemake_run([*TARGETS, "--profile", "profiles/local", "--cores", "2", *SMOKE], local_dir,
+                          timeout=600, log_name="local")
+    assert local.returncode == 0 and not local.timed_out, local.tail()
+    via_slurm = snakemake_run([*TARGETS, *SLURM_ARGS, *SMOKE], slurm_dir, timeout=600, cluster=slurm_cluster,
+                              log_name="slurm")
+    assert via_slurm.returncode == 0 and not via_slurm.timed_out, via_slurm.tail()
+    TIMINGS[f"smoke targets through SLURM ({len(TARGETS)} figures, snakemake wall time)"] = via_slurm.seconds
+    TIMINGS["the same targets run locally (--cores 2)"] = local.seconds
+    print(f"\n[slurm] smoke targets {TARGETS}: local run {local.seconds:.1f} s, "
+          f"through SLURM {via_slurm.seconds:.1f} s")
+    return dict(local_dir=local_dir, slurm_dir=slurm_dir, planned=planned, local=local, slurm=via_slurm)
+
+
+def test_every_job_is_a_slurm_job_with_its_rules_resources(runs, slurm_cluster):
+    planned, out = runs["planned"], runs["slurm"].output
+    executed = job_blocks(out)
+    assert set(executed) == set(planned), (executed.keys(), planned.keys())
+    remote = {rule: res for rule, res in executed.items() if rule not in LOCAL_RULES}
+    assert {"p2_sgd_train", "p2_fig2_right", "p1_fig2d"} <= set(remote), planned
+    submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
+    assert len(submitted) == len(remote), runs["slurm"].tail()
+    jobs = {j["JobId"]: j for j in slurm_jobs(slurm_cluster)}
+    by_rule = {}
+    for jid in submitted:
+        job = jobs[jid]
+        assert job["JobState"] == "COMPLETED" and job["ExitCode"] == "0:0", job
+        assert job["Partition"] == "smattn" and job["Account"] == "smattn", job
+        by_rule[job["Comment"].removeprefix("rule_").split("_wildcards_")[0]] = job  # rule_<name>[_wildcards_..]
+    assert set(by_rule) == set(remote), (by_rule.keys(), remote.keys())
+
+    gpu_rules = {rule for rule, res in remote.items() if res.get("gpu", "0") not in ("0", "")}
+    assert "p2_sgd_train" in gpu_rules  # the check below is not vacuous
+    for rule, job in by_rule.items():
+        tres = " ".join(job.get(k, "") for k in ("TresPerJob", "TresPerNode", "TRES"))
+        assert ("gpu" in tres) == (rule in gpu_rules), (rule, tres)
+        res = remote[rule]
+        assert job["CPUs/Task"] == res["threads"], (rule, job["CPUs/Task"], res)  # threads -> --cpus-per-task
+        # the rule's own resources reach sbatch (the command-line --default-resources replaced the profile's)
+        assert job["TimeLimit"] == slurm_time(int(res["runtime"])), (rule, job["TimeLimit"], res)
+        assert job["MinMemoryNode"] == f"{int(res['mem_mb'])}M", (rule, job["MinMemoryNode"], res)
+        # SLURM's own log of the job, kept by --slurm-keep-successful-logs, and the rule's log under logs/
+        assert list((runs["slurm_dir"] / ".snakemake/slurm_logs" / f"rule_{rule}").rglob(f"{job['JobId']}.log"))
+    assert any((runs["slurm_dir"] / "logs").rglob("*.log"))
+
+
+def test_outputs_equal_a_local_run(runs):
+    local_dir, slurm_dir = runs["local_dir"], runs["slurm_dir"]
+    files = output_files(local_dir)
+    assert set(TARGETS) <= files
+    assert files == output_files(slurm_dir)
+    for rel in sorted(files):
+        assert_same_output(local_dir / rel, slurm_dir / rel)
