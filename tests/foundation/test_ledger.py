@@ -70,3 +70,14 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
     assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
     with pytest.raises(ValueError):
         sio.save_figure(fig, tmp_path / "f.jpg")
+
+
+def test_atomic_outputs_have_the_usual_permissions(tmp_path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        sio.write_text(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644

@@ -1,0 +1,294 @@
+# P1 (Tiberi et al. 2024), one-shot in-context image classification (spec §5): Omniglot sequences, gradient-descent
+# transformer, Bayesian theory on its heads.
+#   Fig. 3b   accuracy vs N, L = 2, H = 4: theory at the selected T, sampled network, GP; ID Omniglot and OOD Fashion
+#   Fig. 3c   order parameter U (16 x 16): theory, sampled, gradient descent
+#   Fig. 3d   kernel PCs vs labels, GP and renormalised kernels
+#   Fig. 6    accuracy vs N, L = 3, H = 3: ID, MNIST, Fashion-MNIST
+# Trained models: results/p1_images/{model}/model.pt with model in L2H4, L3H3 (and L2H8, G = G/2, for the pruning
+# group); exports for the theory: results/p1_images/{model}/export.npz.
+
+P1I = group_params("p1_images")
+# architecture of each GD model: (layers, heads, query/key dimension)
+P1I_MODELS = {
+    "L2H4": (2, 4, P1I["gd_qk_dim"]),
+    "L3H3": (3, 3, P1I["gd_qk_dim"]),
+    "L2H8": (2, 8, P1I["gd_qk_dim_h8"]),
+}
+P1I_OMNIGLOT = [raw("omniglot/images_background.zip"), raw("omniglot/images_evaluation.zip")]
+P1I_IDX = {
+    name: [raw(f"{name}/{s}-{k}-idx{n}-ubyte.gz") for s in ("train", "t10k") for k, n in (("images", 3), ("labels", 1))]
+    for name in ("mnist", "fashion-mnist")
+}
+
+
+# NUTS outputs of one model at every sampled width
+p1i_samples = lambda model: [f"results/p1_images/{model}/samples_N{int(n)}.json" for n in P1I["sampled_widths"]]
+
+
+rule p1_images_prepare:
+    """Omniglot (Vinyals split), MNIST and Fashion-MNIST classes 0/1 as 32x32 uint8 images (spec §5.1-5.2)."""
+    input:
+        omniglot_background=P1I_OMNIGLOT[0],
+        omniglot_evaluation=P1I_OMNIGLOT[1],
+        mnist=P1I_IDX["mnist"],
+        fashion=P1I_IDX["fashion-mnist"],
+    output:
+        store="results/p1_images/images32.npz",
+    log:
+        "logs/p1_images/p1_images_prepare.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_images_prepare.py"
+
+
+rule p1_images_train:
+    """Adam training of one GD architecture on one-shot Omniglot tasks, best validation checkpoint (spec §5.3).
+    Resumable: rerunning after an interruption continues from results/p1_images/{model}/train_state_<config hash>.pt."""
+    input:
+        store="results/p1_images/images32.npz",
+    output:
+        model="results/p1_images/{model}/model.pt",
+        summary="results/p1_images/{model}/train.json",
+    wildcard_constraints:
+        model="|".join(P1I_MODELS),
+    params:
+        n_layers=lambda wc: P1I_MODELS[wc.model][0],
+        n_heads=lambda wc: P1I_MODELS[wc.model][1],
+        qk_dim=lambda wc: P1I_MODELS[wc.model][2],
+        width=P1I["gd_width"],
+        epochs=P1I["gd_epochs"],
+        tasks_per_epoch=P1I["gd_tasks_per_epoch"],
+        max_steps=P1I["gd_max_steps"],
+        batch=P1I["gd_batch"],
+        lr=P1I["gd_lr"],
+        weight_decay=P1I["gd_weight_decay"],
+        val_every=P1I["gd_val_every"],
+        n_val=P1I["gd_n_val"],
+        ckpt_every=P1I["gd_ckpt_every"],
+        seed=P1I["gd_seed"],
+        state_dir=lambda wc: f"results/p1_images/{wc.model}",
+    log:
+        "logs/p1_images/p1_images_train_{model}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: 60 if SCALE != "paper" else 600,
+        gpu=1,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_images_train.py"
+
+
+rule p1_images_export:
+    """GD accuracies (ID / MNIST / Fashion) and the export of heads, weights, U_GD and sequences (spec §5.4)."""
+    input:
+        model="results/p1_images/{model}/model.pt",
+        store="results/p1_images/images32.npz",
+    output:
+        export="results/p1_images/{model}/export.npz",
+        gd_eval="results/p1_images/{model}/gd_eval.json",
+        metrics="results/metrics/p1_images/gd_{model}.json",
+    wildcard_constraints:
+        model="|".join(P1I_MODELS),
+    params:
+        P=P1I["P"],
+        n_test=P1I["n_test"],
+        n_train_pool=P1I["n_train_pool"],
+        n_test_pool=P1I["n_test_pool"],
+        gd_eval_tasks=P1I["gd_eval_tasks"],
+    log:
+        "logs/p1_images/p1_images_export_{model}.log",
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=20,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_images_export.py"
+
+
+rule p1_images_theory:
+    """Theory on the exported heads over the N x T grid; T selected per N on Omniglot test accuracy; GP line with its
+    own T search; kernel-label alignment (spec §5.5-5.6, §2.5)."""
+    input:
+        export="results/p1_images/{model}/export.npz",
+    output:
+        theory="results/p1_images/{model}/theory.npz",
+        summary="results/p1_images/{model}/theory.json",
+    wildcard_constraints:
+        model="|".join(P1I_MODELS),
+    params:
+        widths=P1I["widths"],
+        temperatures=P1I["temperatures"],
+        gp_temperatures=P1I["gp_temperatures"],
+        tol=P1I["tol"],
+        warm_start=P1I["warm_start"],
+        alignment_pcs=P1I["alignment_pcs"],
+    log:
+        "logs/p1_images/p1_images_theory_{model}.log",
+    threads: 1
+    resources:
+        mem_mb=lambda wc: 12000 if wc.model == "L2H4" else 30000,
+        runtime=lambda wc: 60 if SCALE != "paper" else 600,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_images_theory.py"
+
+
+rule p1_images_sample:
+    """NUTS posterior at width N and the theory's selected T for that N (spec §3)."""
+    input:
+        export="results/p1_images/{model}/export.npz",
+        theory="results/p1_images/{model}/theory.npz",
+    output:
+        samples="results/p1_images/{model}/samples_N{N}.json",
+    wildcard_constraints:
+        model="|".join(P1I_MODELS),
+        N=r"\d+",
+    params:
+        warmup=P1I["nuts_warmup"],
+        samples=P1I["nuts_samples"],
+        chains=P1I["nuts_chains"],
+        seed=P1I["nuts_seed"],
+        dtype=P1I["nuts_dtype"],
+    log:
+        "logs/p1_images/p1_images_sample_{model}_N{N}.log",
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=lambda wc: 60 if SCALE != "paper" else 720,
+        gpu=1,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_images_sample.py"
+
+
+rule p1_fig3b:
+    """P1 Fig. 3b: accuracy vs N (L = 2, H = 4), ID Omniglot and OOD Fashion-MNIST."""
+    input:
+        theory="results/p1_images/L2H4/theory.npz",
+        gd_eval="results/p1_images/L2H4/gd_eval.json",
+        samples=p1i_samples("L2H4"),
+    output:
+        png=report("figures/p1/fig3b.png", caption="../report/p1_fig3b.rst", category="P1", subcategory="Fig. 3"),
+        pdf="figures/p1/fig3b.pdf",
+        csv="figures/p1/fig3b.csv",
+    params:
+        sets=["omniglot", "fashion"],
+        title="L = 2, H = 4: theory at the T selected per N on the Omniglot test set",
+    log:
+        "logs/p1_images/p1_fig3b.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p1_images_fig_accuracy.py"
+
+
+rule p1_fig3c:
+    """P1 Fig. 3c: U of the theory, the sampled network and the GD network (L = 2, H = 4)."""
+    input:
+        theory="results/p1_images/L2H4/theory.npz",
+        gd_eval="results/p1_images/L2H4/gd_eval.json",
+        samples=p1i_samples("L2H4")[0],
+    output:
+        png=report("figures/p1/fig3c.png", caption="../report/p1_fig3c.rst", category="P1", subcategory="Fig. 3"),
+        pdf="figures/p1/fig3c.pdf",
+        csv="figures/p1/fig3c.csv",
+    log:
+        "logs/p1_images/p1_fig3c.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p1_images_fig3c.py"
+
+
+rule p1_fig3d:
+    """P1 Fig. 3d: PC-label overlaps of the GP and renormalised kernels (L = 2, H = 4)."""
+    input:
+        theory="results/p1_images/L2H4/theory.npz",
+    output:
+        png=report("figures/p1/fig3d.png", caption="../report/p1_fig3d.rst", category="P1", subcategory="Fig. 3"),
+        pdf="figures/p1/fig3d.pdf",
+        csv="figures/p1/fig3d.csv",
+    log:
+        "logs/p1_images/p1_fig3d.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p1_images_fig3d.py"
+
+
+rule p1_fig6:
+    """P1 Fig. 6: accuracy vs N for L = 3, H = 3: ID, MNIST, Fashion-MNIST."""
+    input:
+        theory="results/p1_images/L3H3/theory.npz",
+        gd_eval="results/p1_images/L3H3/gd_eval.json",
+    output:
+        png=report("figures/p1/fig6.png", caption="../report/p1_fig6.rst", category="P1", subcategory="Fig. 6"),
+        pdf="figures/p1/fig6.pdf",
+        csv="figures/p1/fig6.csv",
+    params:
+        sets=["omniglot", "mnist", "fashion"],
+        title="L = 3, H = 3: theory at the T selected per N on the Omniglot test set",
+    log:
+        "logs/p1_images/p1_fig6.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p1_images_fig_accuracy.py"
+
+
+rule p1_images_metrics:
+    """Ledger entries of the image task (ids of issue 6)."""
+    input:
+        theory_l2h4="results/p1_images/L2H4/theory.npz",
+        theory_l3h3="results/p1_images/L3H3/theory.npz",
+        gd_eval_l2h4="results/p1_images/L2H4/gd_eval.json",
+        samples=p1i_samples("L2H4"),
+    output:
+        metrics="results/metrics/p1_images/p1_images_metrics.json",
+    log:
+        "logs/p1_images/p1_images_metrics.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_images_metrics.py"
+
+
+ALL_FIGURES.extend(["figures/p1/fig3b.png", "figures/p1/fig3c.png", "figures/p1/fig3d.png", "figures/p1/fig6.png"])
+ALL_METRICS.extend(
+    [
+        "results/metrics/p1_images/p1_images_metrics.json",
+        "results/metrics/p1_images/gd_L2H4.json",
+        "results/metrics/p1_images/gd_L3H3.json",
+    ]
+)

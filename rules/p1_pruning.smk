@@ -1,0 +1,91 @@
+# P1 (Tiberi et al. 2024), head pruning guided by the theory's order parameter (spec §2.6, §6), no retraining:
+#   Fig. 3e   normalised head scores vs single-head accuracy drop, L = 2, H = 4
+#   Fig. 3f   ID / OOD accuracy after pruning the k lowest-scoring heads (vs random orders and a diag(U) score)
+#   Fig. 7    the same two panels for L = 2, H = 8, G = G/2
+# The GD models and their exports come from the image-task rules (rules/p1_images.smk).
+
+P1P = group_params("p1_pruning")
+P1P_MODELS = {"L2H4": P1P["theory_P"], "L2H8": P1P["theory_P_h8"]}
+
+
+rule p1_pruning_theory_U:
+    """Theory order parameter U of a GD model's heads at N = 10, T = 0.5 (spec §6), from its exported sequences."""
+    input:
+        export="results/p1_images/{model}/export.npz",
+    output:
+        U="results/p1_pruning/{model}/theory_U.npz",
+        summary="results/p1_pruning/{model}/theory_U.json",
+    wildcard_constraints:
+        model="|".join(P1P_MODELS),
+    params:
+        N=P1P["theory_N"],
+        T=P1P["theory_T"],
+        P=lambda wc: P1P_MODELS[wc.model],
+        tol=P1P["tol"],
+        max_steps=P1P["max_steps"],
+    log:
+        "logs/p1_pruning/p1_pruning_theory_U_{model}.log",
+    threads: 2
+    resources:
+        mem_mb=lambda wc: 8000 if wc.model == "L2H4" else 16000,
+        runtime=lambda wc: 30 if SCALE != "paper" else 240,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_pruning_theory.py"
+
+
+rule p1_pruning_evaluate:
+    """Scores from U; accuracy of the GD network with heads removed: single heads, cumulative by score, by diag(U),
+    and random orders (ID Omniglot test tasks, OOD MNIST and Fashion-MNIST)."""
+    input:
+        model="results/p1_images/{model}/model.pt",
+        store="results/p1_images/images32.npz",
+        U="results/p1_pruning/{model}/theory_U.npz",
+    output:
+        result="results/p1_pruning/{model}/pruning.json",
+        metrics="results/metrics/p1_pruning/pruning_{model}.json",
+    wildcard_constraints:
+        model="|".join(P1P_MODELS),
+    params:
+        n_omniglot=P1P["n_omniglot"],
+        random_orders=P1P["random_orders"],
+        random_seed=P1P["random_seed"],
+        ledger_single=lambda wc: wc.model == "L2H4",
+    log:
+        "logs/p1_pruning/p1_pruning_evaluate_{model}.log",
+    threads: 2
+    resources:
+        mem_mb=6000,
+        runtime=lambda wc: 30 if SCALE != "paper" else 120,
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/p1_pruning_evaluate.py"
+
+
+rule p1_pruning_figures:
+    """P1 Figs 3e, 3f and 7."""
+    input:
+        small="results/p1_pruning/L2H4/pruning.json",
+        large="results/p1_pruning/L2H8/pruning.json",
+    output:
+        fig3e=report("figures/p1/fig3e.png", caption="../report/p1_fig3e.rst", category="P1", subcategory="Fig. 3"),
+        fig3f=report("figures/p1/fig3f.png", caption="../report/p1_fig3f.rst", category="P1", subcategory="Fig. 3"),
+        fig7=report("figures/p1/fig7.png", caption="../report/p1_fig7.rst", category="P1", subcategory="Fig. 7"),
+    params:
+        scale=SCALE,
+    log:
+        "logs/p1_pruning/p1_pruning_figures.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../envs/jax.yaml"
+    script:
+        "../scripts/p1_pruning_figures.py"
+
+
+ALL_FIGURES.extend(["figures/p1/fig3e.png", "figures/p1/fig3f.png", "figures/p1/fig7.png"])
+ALL_METRICS.extend([f"results/metrics/p1_pruning/pruning_{m}.json" for m in P1P_MODELS])

@@ -1,0 +1,62 @@
+"""P1 Fig. 3b (L = 2, H = 4: Omniglot ID and Fashion-MNIST OOD) and Fig. 6 (L = 3, H = 3: ID, MNIST, Fashion-MNIST):
+test accuracy vs width N of the renormalised theory at the per-N selected temperature, the sampled network (NUTS)
+and the GP limit at its own selected temperature; the GD-trained network's accuracy as a grey reference."""
+
+import json
+
+import numpy as np
+
+from smattn.scriptio import run
+
+SET_TITLES = {"omniglot": "ID (Omniglot test classes)", "mnist": "OOD (MNIST 0 vs 1)",
+              "fashion": "OOD (Fashion-MNIST 0 vs 1)"}
+
+
+def main(io):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from smattn.io import save_figure, write_csv
+
+    p = io.params
+    sets = list(p.sets)
+    th = np.load(io.input.theory)
+    gd = json.load(open(io.input.gd_eval))
+    samples = [json.load(open(f)) for f in (io.input.samples if hasattr(io.input, "samples") else [])]
+    widths, T_sel = th["widths"], th["T_selected"]
+    rows = []
+    fig, axes = plt.subplots(1, len(sets), figsize=(4.2 * len(sets), 3.6), squeeze=False)
+    for ax, s in zip(axes[0], sets):
+        acc = th[f"acc_selected_{s}"]
+        ax.plot(widths, 100 * acc, "-x", color="tab:blue", label="theory (renormalised)")
+        gp_acc = float(th[f"gp_acc_selected_{s}"])
+        ax.axhline(100 * gp_acc, color="tab:red", label=f"GP (T = {float(th['gp_T_selected']):g})")
+        ax.axhline(100 * gd["accuracy"][s]["acc"], color="0.5", ls=":", label="GD-trained network")
+        if samples:
+            ax.plot([d["N"] for d in samples], [100 * d["acc"][s] for d in samples], "o", color="k",
+                    label="sampled (NUTS)")
+        ax.set_xscale("log")
+        ax.set_xlabel("width N")
+        ax.set_ylabel("test accuracy (%)")
+        ax.set_title(SET_TITLES[s], fontsize=10)
+        for i, N in enumerate(widths):
+            j = list(th["temperatures"]).index(T_sel[i])
+            rows.append(["theory", s, N, T_sel[i], acc[i], int(th["steps"][i, j]), th["g_max"][i, j],
+                         bool(th["converged"][i, j])])
+        for T, a in zip(th["gp_temperatures"], th[f"gp_acc_{s}"]):
+            rows.append(["gp_scan", s, "", T, a, "", "", ""])
+        rows.append(["gp_selected", s, "", float(th["gp_T_selected"]), gp_acc, "", "", ""])
+        for d in samples:
+            rows.append(["sampled", s, d["N"], d["T"], d["acc"][s], "", "", ""])
+        rows.append(["gd", s, gd["hparams"]["width"], "", gd["accuracy"][s]["acc"], gd["steps"], "", ""])
+    axes[0][0].legend(fontsize=7, loc="best")
+    fig.suptitle(p.title, fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, io.output.png)
+    write_csv(io.output.csv, ["kind", "set", "N", "T", "accuracy", "steps", "g_max", "converged"], rows)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

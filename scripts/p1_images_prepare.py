@@ -1,0 +1,25 @@
+"""P1 image task: raw Omniglot zips and MNIST / Fashion-MNIST IDX files -> one store of 32x32 uint8 images
+(Vinyals splits; classes 0 and 1 of the OOD sets), spec §5.1-5.2."""
+
+from pathlib import Path
+
+import numpy as np
+
+from smattn.scriptio import run
+
+
+def main(io):
+    from smattn.io import atomic_path
+    from smattn.p1.images.datasets import ood_store, omniglot_store
+
+    store = omniglot_store(io.input.omniglot_background, io.input.omniglot_evaluation)
+    store.update(ood_store(Path(io.input.mnist[0]).parent, Path(io.input.fashion[0]).parent))
+    for k, v in store.items():
+        print(f"{k}: {v.shape} {v.dtype}")
+    with atomic_path(io.output.store) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **store)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

@@ -1,0 +1,53 @@
+"""P1 image task: NUTS posterior of the Bayesian network on the exported heads at width N (spec §3), at the
+temperature the theory selected for that N: sampled mean-predictor accuracy on every test set and the sampled order
+parameter (Eq. 13), with divergences, acceptance, r-hat and ESS. Weight samples are not stored."""
+
+import numpy as np
+
+from smattn.scriptio import run
+
+
+def main(io):
+    from smattn.device import jax_setup
+
+    p = io.params
+    platform = jax_setup(x64=(p.dtype == "float64"))
+    from smattn.io import write_json
+    from smattn.p1.action import Architecture
+    from smattn.p1.images.theory_grid import TEST_SETS, attentioned_sets
+    from smattn.p1.predictor import accuracy
+    from smattn.p1.sampler import run_nuts
+
+    N = int(io.wildcards.N)
+    with np.load(io.input.export) as z:
+        ex = {k: z[k] for k in z.files}
+    with np.load(io.input.theory) as z:
+        widths, T_sel = z["widths"], z["T_selected"]
+    if N not in [int(w) for w in widths]:
+        raise ValueError(f"sampled width N={N} is not among the theory widths {widths.tolist()}")
+    T = float(T_sel[[int(w) for w in widths].index(N)])
+    heads = tuple(int(h) for h in ex["heads"])
+    xi = attentioned_sets(ex)
+    D, Htot = ex["x_train"].shape[2], xi["train"].shape[1]
+    scale = np.sqrt(D * Htot)  # un-normalised path-attended inputs sum_s abar(s) x_s (sigma_0 = 1)
+    xb = xi["train"] * scale
+    xt = np.concatenate([xi[s] for s in TEST_SETS]) * scale
+    res = run_nuts(xb, ex["y_train"].astype(np.float64), xt, Architecture.equal_width(heads, N), T, int(p.warmup),
+                   int(p.samples), int(p.chains), int(p.seed), p.dtype)
+    f = res.mean_predictor
+    acc, off = {}, 0
+    for s in TEST_SETS:
+        n = len(ex[f"y_{s}"])
+        acc[s] = accuracy(f[off:off + n], ex[f"y_{s}"].astype(np.float64))
+        off += n
+    summ = res.summary()
+    out = {"model": io.wildcards.model, "N": N, "T": T, "acc": acc, "U_mean": res.U_mean.tolist(),
+           "ess_U": res.ess_U.tolist(), "warmup": int(p.warmup), "samples": int(p.samples), "chains": int(p.chains),
+           "seed": int(p.seed), "platform": platform, **summ}
+    out["rhat_U_max"] = out["rhat_U_max"] if np.isfinite(out["rhat_U_max"]) else None
+    print(f"N={N}, T={T}: sampled acc {acc}; {summ}")
+    write_json(io.output.samples, out)
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

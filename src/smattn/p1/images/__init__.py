@@ -1,0 +1,13 @@
+"""P1 one-shot in-context image classification (Tiberi et al. 2024, Sec. 4.2 / App. H; spec §5).
+
+Modules (one concept each):
+
+* ``tokens``     image -> 16 patch tokens of 192 numbers (resize, inversion, normalisation, 8x8 patches, LayerNorm),
+                 sinusoidal positions, label vectors, the 48-token sequence ``x_0``.
+* ``tasks``      one-shot 2-way task sampler on the Vinyals class split; OOD MNIST / Fashion-MNIST 0-vs-1 sequences.
+* ``model``      the gradient-descent transformer (attention from ``x_0`` in every layer, summed heads, mean pooling),
+                 with head pruning by output masking.
+* ``training``   Adam training loop with validation, best-checkpoint selection and resumable checkpoints.
+* ``export``     export of the fixed query/key weights, balanced sequence sets and the GD order parameter ``U_GD``.
+* ``theory_grid`` the Bayesian theory on the exported heads over the (N, T) grid, temperature selection, GP line.
+"""

@@ -1,0 +1,116 @@
+"""The Bayesian theory on the heads of a GD-trained network (P1 spec §5.5-5.7).
+
+* ``attentioned_sets``: attentioned inputs xi [n, H_tot, D] of the exported sequences, computed with the exported
+  query/key weights (QK style, average-pooling readout), float64.
+* ``run_grid``: the action minimised for every (N, T) of the grid (all widths N, unit variances) with the fast
+  image-task minimiser; mean-predictor accuracies on every test set.
+* ``select_temperature``: per N, the T with the best **Omniglot test** accuracy (the authors' selection, on the same
+  test set that is reported; strict improvement, ties keep the first T of the grid); OOD accuracies at that T.
+* ``gp_line``: U = 1 with its own T search over a (smaller) grid, same selection rule.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from smattn.p1.action import Architecture
+from smattn.p1.attention import attentioned_inputs_from_heads
+from smattn.p1.kernels import PathGram
+from smattn.p1.minimise import ActionProblem
+from smattn.p1.predictor import accuracy, predictor
+
+TEST_SETS = ("omniglot", "mnist", "fashion")
+
+
+def heads_from_export(export: dict) -> list[dict]:
+    """Per-layer QK head specs [{"WQ": [H, G, D], "WK": [H, G, D]}] (float64) from an export dict."""
+    WQ, WK = np.asarray(export["WQ"], np.float64), np.asarray(export["WK"], np.float64)
+    if WQ.shape != WK.shape or WQ.ndim != 4:
+        raise ValueError(f"export WQ/WK must both be [L, H, G, D], got {WQ.shape} and {WK.shape}")
+    return [{"WQ": WQ[l], "WK": WK[l]} for l in range(WQ.shape[0])]
+
+
+def attentioned_sets(export: dict, chunk: int = 100) -> dict[str, np.ndarray]:
+    """xi of the training set and of every test set: {"train": [P, H_tot, D], "omniglot": ..., ...} (float64)."""
+    heads = heads_from_export(export)
+    out = {"train": attentioned_inputs_from_heads(np.asarray(export["x_train"], np.float64), heads, "mean",
+                                                  chunk=chunk)}
+    for s in TEST_SETS:
+        out[s] = attentioned_inputs_from_heads(np.asarray(export[f"x_{s}"], np.float64), heads, "mean", chunk=chunk)
+    return out
+
+
+def set_accuracies(U: np.ndarray, xi: dict, export: dict, temperature: float) -> dict[str, float]:
+    """Mean-predictor accuracy on every test set at order parameter U [H_tot, H_tot] and temperature T."""
+    y = np.asarray(export["y_train"], np.float64)
+    return {s: accuracy(predictor(U, xi["train"], y, xi[s], temperature), np.asarray(export[f"y_{s}"], np.float64))
+            for s in TEST_SETS}
+
+
+def run_grid(export: dict, xi: dict, widths, temperatures, tol: float = 1e-5, max_steps: int = 3000,
+             warm_start: bool = True, progress=None) -> list[dict]:
+    """Minimise the action on every (N, T); returns one record per run (grid order: widths outer, T inner).
+
+    Minimiser: :func:`smattn.p1.images.fast_minimise.minimise_action_bfgs` (closed-form energy gradient, BFGS on
+    Cholesky factors, the reference's stopping rule g_max < tol). ``warm_start``: for each N the temperatures are
+    visited from the highest down; the first starts at the GP point (as in the reference), every other one starts
+    from the previous temperature's minimiser and inverse-Hessian estimate (the minimiser is the same, it is reached
+    in fewer steps). Record: N, T, U [H_tot, H_tot], summary (steps, g_max, converged, action, entropy, energy, u,
+    min_eig_U, seconds, method), acc {set: accuracy}, init ("gp" or "warm"). Raises if a run does not converge.
+    """
+    from smattn.p1.images.fast_minimise import minimise_action_bfgs
+
+    heads = tuple(int(h) for h in np.asarray(export["heads"]))
+    y = np.asarray(export["y_train"], np.float64)
+    gram = PathGram(xi["train"])
+    by_key = {}
+    for N in widths:
+        init, hinv = None, None
+        for T in sorted((float(t) for t in temperatures), reverse=True):
+            t0 = time.perf_counter()
+            prob = ActionProblem(Architecture.equal_width(heads, float(N)), gram, y, float(T))
+            res, H = minimise_action_bfgs(prob, tol=tol, max_steps=max_steps, init=init, hinv=hinv,
+                                          return_hinv=True)
+            if not res.converged:
+                raise RuntimeError(f"theory run N={N}, T={T} did not converge: g_max={res.g_max:.3g} after "
+                                   f"{res.steps} steps (tol {tol})")
+            rec = {"N": float(N), "T": float(T), "U": res.U, "summary": res.summary(),
+                   "acc": set_accuracies(res.U, xi, export, float(T)), "seconds": time.perf_counter() - t0,
+                   "init": "gp" if init is None else "warm"}
+            by_key[(float(N), float(T))] = rec
+            if progress:
+                progress(rec)
+            if warm_start:
+                init, hinv = res.Us, H
+    return [by_key[(float(N), float(T))] for N in widths for T in temperatures]
+
+
+def select_temperature(records: list[dict], widths, temperatures) -> dict[float, dict]:
+    """{N: record at the T with the best Omniglot test accuracy (strict improvement, first T of the grid wins)}."""
+    out = {}
+    for N in widths:
+        best = None
+        for T in temperatures:
+            rec = next((r for r in records if r["N"] == float(N) and r["T"] == float(T)), None)
+            if rec is None:
+                raise KeyError(f"select_temperature: no run for N={N}, T={T}")
+            if best is None or rec["acc"]["omniglot"] > best["acc"]["omniglot"]:
+                best = rec
+        out[float(N)] = best
+    return out
+
+
+def gp_line(export: dict, xi: dict, temperatures) -> dict:
+    """GP (U = 1): accuracies at every T of ``temperatures`` and the selected one (same rule as the theory).
+
+    Returns {"T": selected T, "acc": {set: acc}, "scan": [{"T": T, "acc": {...}}, ...]}.
+    """
+    Htot = xi["train"].shape[1]
+    scan = [{"T": float(T), "acc": set_accuracies(np.eye(Htot), xi, export, float(T))} for T in temperatures]
+    best = scan[0]
+    for s in scan[1:]:
+        if s["acc"]["omniglot"] > best["acc"]["omniglot"]:
+            best = s
+    return {"T": best["T"], "acc": best["acc"], "scan": scan}

@@ -1,0 +1,119 @@
+"""The GD transformer (P1 spec §1.3, §5.3): parameter count, literal forward, pruning, U_GD, link to the theory."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from smattn.p1.images.model import AttentionPathsTransformer, gd_order_parameter
+
+
+def _model(L=2, H=3, N=6, G=4, D=10, seed=0):
+    torch.manual_seed(seed)
+    return AttentionPathsTransformer(L, H, N, G, token_dim=D).double()
+
+
+def test_parameter_count_matches_the_paper():
+    assert AttentionPathsTransformer(2, 4, 512, 128).n_trainable() == 2_589_184
+    assert AttentionPathsTransformer(2, 8, 512, 64).n_trainable() == 4_686_336
+
+
+def _literal_forward(m, x):
+    """Loop-by-loop forward of spec §1.3 (for one sequence x [T, D])."""
+    H, N, G = m.n_heads, m.width, m.qk_dim
+    z = x @ m.input_proj.weight.T  # [T, N]
+    for l in range(m.n_layers):
+        Wq = m.query[l].weight.view(H, G, -1)
+        Wk = m.key[l].weight.view(H, G, -1)
+        Wv = m.value[l].weight.view(H, N, N)
+        new = torch.zeros_like(z)
+        for h in range(H):
+            e = (x @ Wk[h].T) @ (x @ Wq[h].T).T / math.sqrt(G)  # e[s, t]: key s, query t
+            A = torch.softmax(e, dim=0)
+            new += (Wv[h] @ (z.T @ A)).T * m.head_mask[l, h]
+        z = new / math.sqrt(float(m.head_mask[l].sum()))
+    return m.readout.weight[0] @ z.mean(0)
+
+
+def test_forward_equals_literal_definition_and_attention_columns_sum_to_one():
+    m = _model(L=3)
+    x = torch.randn(4, 7, 10, dtype=torch.float64)
+    f = m(x)
+    for b in range(4):
+        assert torch.allclose(f[b], _literal_forward(m, x[b]), atol=1e-12)
+    for A in m.attention(x):
+        assert A.shape == (4, 3, 7, 7)
+        assert torch.allclose(A.sum(dim=2), torch.ones(4, 3, 7, dtype=torch.float64))
+    with pytest.raises(ValueError, match="expected x0"):
+        m(torch.randn(4, 7, 9, dtype=torch.float64))
+
+
+def test_pruning_nothing_and_all_but_one_head():
+    m = _model(L=2, H=3)
+    x = torch.randn(5, 7, 10, dtype=torch.float64)
+    f0 = m(x)
+    m.set_pruned_heads({})
+    assert torch.equal(m(x), f0)
+    # prune heads 0 and 2 of layer 0: equals the network whose layer 0 has head 1 only (factor 1/sqrt(1))
+    m.set_pruned_heads({0: [0, 2]})
+    fp = m(x)
+    single = AttentionPathsTransformer(2, 3, 6, 4, token_dim=10).double()
+    single.load_state_dict(m.state_dict())
+    with torch.no_grad():
+        single.value[0].weight.view(3, 6, 6)[[0, 2]] = 0.0
+        single.value[0].weight.mul_(math.sqrt(3.0))  # undo the 1/sqrt(3) of the unpruned layer
+    assert torch.allclose(fp, single(x), atol=1e-12)
+    for h in range(3):
+        assert torch.allclose(_literal_forward(m, x[h]), fp[h], atol=1e-12)
+    with pytest.raises(ValueError, match="every head"):
+        m.set_pruned_heads({1: [0, 1, 2]})
+    with pytest.raises(ValueError, match="out of range"):
+        m.set_pruned_heads({0: [3]})
+
+
+def test_gd_order_parameter_definition():
+    m = _model(L=2, H=3)
+    wv = m.value_weights().detach()
+    w_out = m.readout.weight[0].detach()
+    U = gd_order_parameter(wv, w_out)
+    assert U.shape == (9, 9)
+    for h1 in range(3):
+        for h2 in range(3):
+            w = wv[0, h1].T @ wv[1, h2].T @ w_out
+            for g1 in range(3):
+                for g2 in range(3):
+                    v = wv[0, g1].T @ wv[1, g2].T @ w_out
+                    assert torch.isclose(U[h1 * 3 + h2, g1 * 3 + g2], w @ v, atol=1e-12)
+
+
+def test_gd_network_is_the_bayesian_network_with_rescaled_weights():
+    """With V0 = sqrt(D) W_in, V_l = sqrt(N) W_V, a = sqrt(N) w_out the theory's network (spec §1.1, mean-pooling
+    readout, attention from the exported W_Q/W_K) computes exactly the GD network: the export conventions match."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    from smattn.p1.attention import attentioned_inputs_from_heads, layer_attention
+    from smattn.p1.network import forward_layers, forward_paths
+
+    m = _model(L=2, H=3, N=6, G=4, D=10)
+    x = torch.randn(4, 7, 10, dtype=torch.float64)
+    f_gd = m(x).detach().numpy()
+    wq, wk = (w.detach().numpy() for w in m.qk_weights())
+    heads = [{"WQ": wq[l], "WK": wk[l]} for l in range(2)]
+    D, H, N = 10, 3, 6
+    weights = {"V0": jnp.asarray(m.input_proj.weight.detach().numpy() * math.sqrt(D)),
+               "a": jnp.asarray(m.readout.weight[0].detach().numpy() * math.sqrt(N))}
+    wv = m.value_weights().detach().numpy()
+    for l in range(2):
+        weights[f"V{l + 1}"] = jnp.asarray(wv[l] * math.sqrt(N))
+    attn = layer_attention(x.numpy(), heads)
+    f_bayes = np.asarray(forward_layers(weights, jnp.asarray(x.numpy()), [jnp.asarray(a) for a in attn], "mean"))
+    assert np.allclose(f_bayes, f_gd, atol=1e-10)
+    xi = attentioned_inputs_from_heads(x.numpy(), heads, "mean")  # sigma0/sqrt(D H_tot) sum_s abar x_s
+    xbar = xi * math.sqrt(D * H * H)
+    assert np.allclose(np.asarray(forward_paths(weights, jnp.asarray(xbar))), f_gd, atol=1e-10)
