@@ -3,15 +3,15 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import BLUE, GREEN, RED, json_safe, long_rows, setup  # noqa: E402
+from smattn.p2.plotting import BLUE, GREEN, RED, json_safe, long_rows, setup
 
-from smattn.data.spoc import read_csv  # noqa: E402
-from smattn.io import fmt_id, save_figure, write_csv, write_json, write_metrics  # noqa: E402
-from smattn.p2.overlap_curves import se_sweep  # noqa: E402
-from smattn.p2.prediction_errors import plugin_error  # noqa: E402
-from smattn.p2.state_evolution import draw_teacher  # noqa: E402
-from smattn.p2.thresholds import initial_operator  # noqa: E402
-from smattn.scriptio import run  # noqa: E402
+from smattn.data.spoc import read_csv
+from smattn.io import fmt_id, save_figure, write_csv, write_json, write_metrics
+from smattn.p2.overlap_curves import se_sweep
+from smattn.p2.prediction_errors import plugin_error
+from smattn.p2.state_evolution import draw_teacher
+from smattn.p2.thresholds import initial_operator
+from smattn.scriptio import run
 
 
 def main(io):

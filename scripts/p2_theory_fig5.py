@@ -3,11 +3,11 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import BLUE, long_rows, setup  # noqa: E402
+from smattn.p2.plotting import BLUE, long_rows, setup
 
-from smattn.io import save_figure, write_csv  # noqa: E402
-from smattn.p2.overlap_curves import clamped_first_layer  # noqa: E402
-from smattn.scriptio import run  # noqa: E402
+from smattn.io import save_figure, write_csv
+from smattn.p2.overlap_curves import clamped_first_layer
+from smattn.scriptio import run
 
 
 def main(io):

@@ -3,7 +3,7 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import json_safe  # noqa: E402
+from smattn.p2.plotting import json_safe
 
 from smattn.io import write_json
 from smattn.p2.overlap_curves import l2_alpha_grid, l2_overlap_curve, q2_grid

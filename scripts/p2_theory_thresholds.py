@@ -3,7 +3,7 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import json_safe  # noqa: E402
+from smattn.p2.plotting import json_safe
 
 from smattn.io import write_json
 from smattn.p2.overlap_curves import q2_grid
