@@ -17,25 +17,35 @@ def _y(Z, c):
     return np.stack([p, q], axis=-1)
 
 
+def _monte_carlo(Q, sample, n_samples: int, seed: int, chunk: int):
+    """Mean and standard error of ``sample(rng, m, sQ, sV)`` -> [m] values over ``n_samples`` draws in chunks,
+    with sQ = Q^{1/2}, sV = (I - Q)^{1/2} for the overlap Q (clipped to [0, 1])."""
+    Q = clip_overlap(np.asarray(Q, dtype=np.float64), qmax=1.0)
+    L = Q.shape[0]
+    sQ, sV = sqrtm_psd(Q), sqrtm_psd(np.eye(L) - Q)
+    rng = np.random.default_rng(seed)
+    vals = [sample(rng, min(chunk, n_samples - i0), sQ, sV) for i0 in range(0, n_samples, chunk)]
+    v = np.concatenate(vals)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
+
+
+def _gauss(rng, m, S):
+    """S applied to m standard Gaussian (L, T=2) matrices: [m, L, 2]."""
+    return np.einsum("ab,nbt->nat", S, rng.standard_normal((m, S.shape[0], 2)))
+
+
 def plugin_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: int = 250_000):
     """e_plug(Q) = E || g(Q^{1/2} xi + (I - Q)^{1/2} U) - g(Q^{1/2} xi) ||_F^2 (spec §3.2).
 
     Q: (L, L) overlap (clipped to [0, 1]); returns (mean, standard error) over n_samples Monte-Carlo draws.
     """
-    Q = clip_overlap(np.asarray(Q, dtype=np.float64), qmax=1.0)
-    L = Q.shape[0]
-    sQ, sV = sqrtm_psd(Q), sqrtm_psd(np.eye(L) - Q)
-    rng = np.random.default_rng(seed)
-    vals = []
-    for i0 in range(0, n_samples, chunk):
-        m = min(chunk, n_samples - i0)
-        xi = rng.standard_normal((m, L, 2))
-        U = rng.standard_normal((m, L, 2))
-        om = np.einsum("ab,nbt->nat", sQ, xi)
-        Z = om + np.einsum("ab,nbt->nat", sV, U)
-        vals.append(2.0 * np.sum((_y(Z, c) - _y(om, c)) ** 2, axis=-1))
-    v = np.concatenate(vals)
-    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
+
+    def sample(rng, m, sQ, sV):
+        om = _gauss(rng, m, sQ)
+        Z = om + _gauss(rng, m, sV)
+        return 2.0 * np.sum((_y(Z, c) - _y(om, c)) ** 2, axis=-1)
+
+    return _monte_carlo(Q, sample, n_samples, seed, chunk)
 
 
 def uniform_student_error(c: float, L: int = 2, **kw):
@@ -49,16 +59,10 @@ def bo_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: i
     Unbiased Monte-Carlo estimator: for each xi two independent U, U' and 1/2 ||g(Z) - g(Z')||_F^2 (whose
     conditional mean is the conditional variance).  Returns (mean, standard error).
     """
-    Q = clip_overlap(np.asarray(Q, dtype=np.float64), qmax=1.0)
-    L = Q.shape[0]
-    sQ, sV = sqrtm_psd(Q), sqrtm_psd(np.eye(L) - Q)
-    rng = np.random.default_rng(seed)
-    vals = []
-    for i0 in range(0, n_samples, chunk):
-        m = min(chunk, n_samples - i0)
-        om = np.einsum("ab,nbt->nat", sQ, rng.standard_normal((m, L, 2)))
-        Z1 = om + np.einsum("ab,nbt->nat", sV, rng.standard_normal((m, L, 2)))
-        Z2 = om + np.einsum("ab,nbt->nat", sV, rng.standard_normal((m, L, 2)))
-        vals.append(np.sum((_y(Z1, c) - _y(Z2, c)) ** 2, axis=-1))      # 2 * sum/2: Frobenius counts 2 entries
-    v = np.concatenate(vals)
-    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
+
+    def sample(rng, m, sQ, sV):
+        om = _gauss(rng, m, sQ)
+        Z1, Z2 = om + _gauss(rng, m, sV), om + _gauss(rng, m, sV)
+        return np.sum((_y(Z1, c) - _y(Z2, c)) ** 2, axis=-1)  # 2 * sum/2: the Frobenius norm counts 2 entries
+
+    return _monte_carlo(Q, sample, n_samples, seed, chunk)
