@@ -12,16 +12,12 @@ def main(io):
     import matplotlib.pyplot as plt
 
     from smattn.io import save_figure, write_csv
+    from smattn.p1.plotting import alignment_bars
 
     k = np.load(io.input.kernels)
     gp, rn = k["overlap_gp"], k["overlap_rn"]
-    idx = np.arange(1, len(gp) + 1)
     fig, ax = plt.subplots(figsize=(4.5, 2.8))
-    ax.bar(idx - 0.2, gp, width=0.4, color="tab:orange", label="GP")
-    ax.bar(idx + 0.2, rn, width=0.4, color="tab:blue", label=f"renormalised (N = {float(k['N']):g})")
-    ax.set_xlabel("PC rank")
-    ax.set_ylabel("|PC . y| / sqrt(P)")
-    ax.legend(fontsize=8)
+    idx = alignment_bars(ax, gp, rn, f"renormalised (N = {float(k['N']):g})")
     save_figure(fig, io.output.png)
     plt.close(fig)
     write_csv(io.output.csv, ["pc_rank", "overlap_gp", "overlap_renormalised"],
