@@ -84,8 +84,10 @@ def bench_se_curve(quick):
     alphas = np.linspace(0, 1.6, 12 if quick else 48)
     t0 = time.perf_counter()
     r = l2_overlap_curve(alphas, 1.0, q_grid=q2_grid(10 if quick else 18), n_k=1000 if quick else 4000,
-                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3, n1d=32)
+                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3, n1d=24,
+                         tol=1e-4)
     t = time.perf_counter() - t0
+    print("  SE iterations per point:", r["iterations"][r["how"] == 2].astype(int).tolist())
     print(f"[se_curve] L=2 SE curve over {len(alphas)} alphas: {t:.1f} s; alpha_last={r['alpha_last']:.4f} "
           f"alpha_first={r['alpha_first']:.4f}; SE points {int(np.sum(r['how'] == 2))}, all converged: "
           f"{bool(np.all(r['converged']))}")
@@ -100,8 +102,8 @@ def bench_phase_diagram(quick):
         cs = cs[:3]
     t0 = time.perf_counter()
     for c in cs:
-        last = alpha_last(c, n_samples=3000, n1d=32)
-        cur = phase_two_curve(q2_grid(14, q_max=0.9995), c, n_samples=600, n1d=32)
+        last = alpha_last(c, n_samples=3000, n1d=24)
+        cur = phase_two_curve(q2_grid(14, q_max=0.9995), c, n_samples=600, n1d=24)
         first = alpha_first(cur, last["alpha"], last["K"][0, 0])
         print(f"  c={c:g}: alpha_last={last['alpha']:.4f} alpha_first={first['alpha']:.4f}")
     t = time.perf_counter() - t0
@@ -111,11 +113,15 @@ def bench_phase_diagram(quick):
 def bench_depth3(quick):
     from smattn.p2.overlap_curves import se_sweep
 
-    alphas = [0.5, 2.0] if quick else [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
+    # the paper's 16 alphas at the laptop resolution (10^4 Gauss-Hermite nodes, 400 teacher samples)
+    alphas = [0.5, 2.0] if quick else [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5,
+                                       1.75, 2.0, 2.5, 3.0]
+    n1d, n = (8, 100) if quick else (10, 400)
     t0 = time.perf_counter()
-    r = se_sweep(alphas, 1.0, 3, n_samples=100 if quick else 200, damping=0.6, max_iter=40, v_reg=1e-3, n1d=8)
+    r = se_sweep(alphas, 1.0, 3, n_samples=n, damping=0.6, max_iter=100, v_reg=1e-3, n1d=n1d)
     t = time.perf_counter() - t0
-    print(f"[depth3] L=3 SE over {len(alphas)} alphas (8^4 GH grid): {t:.1f} s; iterations {r['iterations']}")
+    print(f"[depth3] L=3 SE over {len(alphas)} alphas ({n1d}^4 GH grid, {n} samples): {t:.1f} s; "
+          f"iterations {r['iterations'].astype(int).tolist()}; converged {r['converged'].tolist()}")
     print("  Q diag:", np.round([np.diag(Q) for Q in r["Q"]], 4).tolist())
 
 

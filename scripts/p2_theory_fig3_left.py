@@ -41,7 +41,7 @@ def main(io):
     ref_e = read_csv(io.input.ref_err)
     ref_el = read_csv(io.input.ref_err_last)
     ax_al = np.concatenate([[0.0], alphas])
-    fig, ax = plt.subplots(figsize=(3.9, 2.6))
+    fig, ax = plt.subplots(figsize=(3.9, 3.1))
     for k, (col, lab) in enumerate(((BLUE, "Q_{11}"), (RED, "Q_{22}"), (GREEN, "Q_{33}"))):
         ax.plot(ax_al, np.concatenate([[0.0], q[:, k]]), color=col, marker="o", ms=2.5, label=f"${lab}$ (ours)")
         ax.plot(ref["alpha"], ref[f"Q{k + 1}{k + 1}"], color=col, lw=0.7, ls="--")
@@ -60,9 +60,10 @@ def main(io):
     ax2.set_ylabel("Prediction error")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, frameon=False, fontsize=6, loc="center right")
+    # legend below the axes: inside, it hid the curves wherever it was put
+    fig.legend(h1 + h2, l1 + l2, frameon=False, fontsize=6, loc="lower center", ncol=3)
     ax.set_title(rf"$L=3$, $c={P.skip_c:g}$ (dashed: authors)", fontsize=8)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     save_figure(fig, io.output.png)
 
     rows = (long_rows("Q11", alphas, q[:, 0]) + long_rows("Q22", alphas, q[:, 1]) + long_rows("Q33", alphas, q[:, 2])

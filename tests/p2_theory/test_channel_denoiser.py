@@ -5,7 +5,7 @@ from scipy import integrate
 
 from smattn.p2.attention_link import (attention_output, link_logits, logits_to_y, preimage, skip_matrix_det,
                                       skip_matrix_inverse, softmax_entries, y_to_logits)
-from smattn.p2.channel_denoiser import g_out, posterior_moments
+from smattn.p2.channel_denoiser import _apply_A, _solve_softmax_layer, g_out, posterior_moments
 
 C = 1.0
 
@@ -60,6 +60,29 @@ def test_parametrisation_B_is_refused_without_opt_in():
         posterior_moments(ell[None], om[None], V, C, method="B")
 
 
+def test_parametrisation_B_branches_and_jacobian_are_exact():
+    """B's closed-form first-layer solve: a branch reproduces the true z1 and its log|det d a / d z1| matches FD."""
+    rng = np.random.default_rng(11)
+    Z = rng.standard_normal((200, 2, 2))
+    x = preimage(link_logits(Z, C))
+    z1, z2 = Z[:, 0], Z[:, 1]
+    a = _apply_A(z1, z2, C)
+    s = np.sign(np.sum(a * x, axis=1))                       # a = s x
+    w, logj, ok = _solve_softmax_layer(z2, s[:, None] * x, C)
+    keep = ok & (np.abs(z1[:, 0] - z1[:, 1]) > 1e-3)         # z11 = z12 is the measure-zero fold of the map
+    assert keep.mean() > 0.95
+    err = np.minimum(np.abs(w - z1).max(1), np.abs(w + z1).max(1))
+    assert err[keep].max() < 1e-8
+    h = 1e-6
+    J = np.empty((len(Z), 2, 2))
+    for k in range(2):
+        e = np.zeros(2)
+        e[k] = h
+        J[:, :, k] = (_apply_A(z1 + e, z2, C) - _apply_A(z1 - e, z2, C)) / (2 * h)
+    fd = np.log(np.abs(np.linalg.det(J)))
+    np.testing.assert_allclose(logj[keep], fd[keep], atol=1e-5)
+
+
 @pytest.mark.parametrize("method", ["A", "A*"])
 def test_analytic_jacobian_matches_finite_differences(method):
     rng = np.random.default_rng(2)
@@ -68,7 +91,7 @@ def test_analytic_jacobian_matches_finite_differences(method):
     Z = rng.standard_normal((n, 2, 2))
     ell = link_logits(Z, C)
     om = 0.7 * Z + 0.2 * rng.standard_normal((n, 2, 2))
-    kw = dict(method=method, n1d=64)
+    kw = dict(method=method, n1d=64) if method == "A" else dict(method=method, n1d=64, n_local=64)
     rel = 2e-5 if method == "A" else 2e-4   # A* grids move with omega: the rule itself varies at O(rule error)
     _, dg, _ = g_out(ell, om, V, C, **kw)
     h = 1e-5

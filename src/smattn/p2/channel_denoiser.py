@@ -10,9 +10,17 @@ fixed Gauss–Hermite grid, shared by all samples, whose nodes are centred on om
 * parametrisation "A*" (L = 2, the sharply peaked regime V_{2|1} -> 0): parametrisation A on a deterministic
   mixture of Gauss–Hermite grids, the prior grid plus grids centred on the modes predicted by the last-layer
   solve (z2 = omega2 mapped back to z1 in closed form) and scaled by their Laplace covariance.
-* parametrisation "B" (integrate over the last layer, first-layer branches in closed form): implemented, but it
-  disagrees with "A" and with a soft-delta Monte-Carlo check (which agrees with "A"), even on fine uniform grids;
-  the cause is not found, so it is refused unless experimental_b=True and never chosen automatically.
+* parametrisation "B" (spec §2.2: integrate over the last layer z2, first-layer branches z1 = ±u(p1, q1) in closed
+  form): implemented and exact as a measure (a 4000^2 uniform grid over z2 scatters around "A"), but its integrand
+  in z2 coordinates cannot be integrated on a fixed grid.  Two reasons, both from the first-layer softmax:
+  (i) the first-layer attention entries p1, q1 are fractional-linear in z2 while z1 depends on them through
+  log(1/p1 - 1): a posterior with a nearly hard first-layer attention (p1 ~ e^{-9} for |z1| ~ 3) lives in a
+  boundary layer of width ~p1 along the edge p1 = 0 of the admissible region; (ii) the whole diagonal z11 = z12
+  maps to the single point z2* = ±A_c(1/2, 1/2)^{-1} x, where the density has an integrable singularity (mass in a
+  ball of radius r ~ sqrt(r)).  Grid results therefore do not converge with n1d (tests/p2_theory show 48 vs 96 nodes
+  disagreeing).  It is kept for such checks behind experimental_b=True and never chosen automatically; the
+  last-layer integration of the peaked regime is "A*", which integrates the same last-layer Gaussian factor on
+  grids pulled back to first-layer coordinates, where the integrand is smooth.
 
 g_out = V^{-1}(<Z> - omega) and its analytic Jacobian
     d g_out[a,t] / d omega[b,s] = [V^{-1} Cov(Z[:,t], Z[:,s]) V^{-1}]_{ab} - delta_ts (V^{-1})_{ab}
@@ -30,6 +38,7 @@ from .quadrature import gauss_hermite_grid
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "DEFAULT_N1D"]
 
 DEFAULT_N1D = {2: 48, 3: 12}
+PRIOR_SHARE = 0.2        # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
 
 
@@ -77,10 +86,10 @@ def _conditional_variance(V, k):
 def choose_parametrisation(V, v_switch: float = 0.05) -> str:
     """Parametrisation for a given V: "A" unless the last layer is pinned, V_{L|rest} < v_switch, then "A*" (L = 2).
 
-    "B" (integration over the last layer with closed-form first-layer branches) is exact but its admissible region
-    {0 < p, q, p + q < 1} is a thin sliver whenever the first-layer logits nearly coincide, which a fixed grid misses;
-    the automatic choice therefore uses "A*": parametrisation A on grids centred on the modes that the last-layer
-    (B) solve predicts, which resolves the sharply peaked regime.
+    "B" (grid over the last layer, closed-form first-layer branches) is exact but not integrable on a fixed grid
+    (boundary layers and a point singularity in z2 coordinates, see the module docstring); the automatic choice
+    therefore uses "A*": the last-layer Gaussian factor is integrated on grids centred on the modes that the B solve
+    predicts, in first-layer coordinates, which resolves the sharply peaked regime.
     """
     V = np.asarray(V, dtype=np.float64)
     L = V.shape[0]
@@ -242,30 +251,52 @@ def _log_gauss2(z, m, chol):
     return -0.5 * (y0 * y0 + y1 * y1) - np.log(chol[..., 0, 0] * chol[..., 1, 1]) - np.log(2.0 * np.pi)
 
 
-def _configurations_local(x, omega, V, c, u, lw, inflate):
+def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=None):
     """Parametrisation A (L = 2) on a deterministic mixture of grids: the global prior grid plus mode-centred grids.
 
-    Every node z1 of component j gets the weight  pi_j w_k N(u_k)^{-1} ... written as  w_k * target(z1) / q_mix(z1)
-    with q_mix = sum_j pi_j q_j, which integrates exactly any f with f/q_mix polynomial-like on each component.
+    Every node z1 of component j gets the weight  pi_j w_k target(z1) / q_mix(z1) with q_mix = sum_j pi_j q_j: each
+    component's grid integrates q_j (f / q_mix) and the pi_j-weighted sum is the integral of f.  The prior component
+    uses the grid (u, lw); the four mode components may use a smaller grid (u_loc, lw_loc), since the posterior is
+    close to Gaussian around each mode.
     Returns Z (n, K, 2, 2) and log-weight offsets (n, K) (to which the Gaussian term is added by the caller).
     """
     n = x.shape[0]
+    if u_loc is None:
+        u_loc, lw_loc = u, lw
     G = u.shape[0]
+    Gl = u_loc.shape[0]
     sd1 = np.sqrt(V[0, 0])
     means, chol, valid = _local_components(x, omega, V, c, inflate)
     comp_m = np.concatenate([omega[:, None, 0, :], means], axis=1)                    # (n, 5, 2)
     comp_L = np.concatenate([np.broadcast_to(sd1 * np.eye(2), (n, 1, 2, 2)), chol], axis=1)
     comp_ok = np.concatenate([np.ones((n, 1), dtype=bool), valid], axis=1)
-    nval = comp_ok.sum(axis=1, keepdims=True)
-    log_pi = np.where(comp_ok, -np.log(nval), -np.inf)                                 # equal mixture weights
-    z1 = comp_m[:, :, None, :] + np.einsum("njab,kb->njka", comp_L, u)                 # (n, 5, G, 2)
-    z1 = z1.reshape(n, -1, 2)
+    # mixture weights that vary continuously with omega: the prior grid keeps PRIOR_SHARE, the modes share the rest
+    # in proportion to their Laplace mass (target density at the mode x Gaussian volume); a mode that turns
+    # inadmissible does so at |z1| -> infinity, where its mass -> 0, so the quadrature rule has no jumps
+    P = np.linalg.inv(V)
+    z2m, ldm = _apply_Ainv(means, np.broadcast_to(x[:, None, :], means.shape), c)
+    Dm = np.stack([means, z2m], axis=2) - omega[:, None, :, :]                          # (n, 4, 2 layers, 2)
+    log_mass = (-0.5 * np.einsum("njat,ab,njbt->nj", Dm, P, Dm) - ldm
+                + np.log(chol[..., 0, 0] * chol[..., 1, 1]))
+    log_mass = np.where(valid & np.isfinite(log_mass), log_mass, -np.inf)
+    mmax = np.max(log_mass, axis=1, keepdims=True)
+    any_mode = np.isfinite(mmax)
+    rel = np.exp(log_mass - np.where(any_mode, mmax, 0.0))
+    with np.errstate(divide="ignore"):
+        log_share = np.log(rel / np.maximum(rel.sum(axis=1, keepdims=True), 1e-300))
+    log_pi = np.concatenate([np.where(any_mode, np.log(PRIOR_SHARE), 0.0),
+                             np.log1p(-PRIOR_SHARE) + log_share], axis=1)
+    log_pi = np.where(comp_ok, log_pi, -np.inf)
+    z_prior = comp_m[:, 0, None, :] + sd1 * u[None, :, :]                              # (n, G, 2)
+    z_loc = means[:, :, None, :] + np.einsum("njab,kb->njka", chol, u_loc)              # (n, 4, Gl, 2)
+    z1 = np.concatenate([z_prior, z_loc.reshape(n, -1, 2)], axis=1)                     # (n, G + 4 Gl, 2)
     # log q_mix at every node
     lq = np.stack([_log_gauss2(z1, comp_m[:, j, None, :], comp_L[:, j, None]) for j in range(5)], axis=-1)
     lq = lq + log_pi[:, None, :]
     lqmax = np.max(lq, axis=-1, keepdims=True)
     log_qmix = (lqmax + np.log(np.sum(np.exp(lq - lqmax), axis=-1, keepdims=True)))[..., 0]
-    node_lw = np.broadcast_to(np.tile(lw, 5)[None, :], (n, 5 * G)) + np.repeat(log_pi, G, axis=1)
+    node_lw = (np.concatenate([lw, np.tile(lw_loc, 4)])[None, :]
+               + np.concatenate([np.repeat(log_pi[:, :1], G, axis=1), np.repeat(log_pi[:, 1:], Gl, axis=1)], axis=1))
     z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
     K = z1.shape[1]
     Z = np.empty((n, 2, K, 2, 2))
@@ -280,12 +311,14 @@ def _configurations_local(x, omega, V, c, u, lw, inflate):
 
 def posterior_moments(ell, omega, V, c: float, *, method: str = "auto", n1d: int | None = None,
                       v_switch: float = 0.05, spread: float = 1.0, inflate: float = 2.0, experimental_b: bool = False,
-                      chunk_elems: int = 1_500_000) -> ChannelMoments:
+                      n_local: int = 16, chunk_elems: int = 1_500_000) -> ChannelMoments:
     """Posterior moments of Z given the observation (logits ell), omega and V.
 
     ell: (n, 2) observation logits (attention_link.link_logits); omega: (n, L, 2); V: (L, L) SPD, shared;
     c: skip strength > 0; method: "A", "B" or "auto" (choose_parametrisation); n1d: GH nodes per dimension
-    (default 48 for L = 2, 12 for L = 3); spread: proposal scale factor (nodes at omega_k + spread*sqrt(V_kk) u).
+    (default 48 for L = 2, 12 for L = 3); spread: proposal scale factor (nodes at omega_k + spread*sqrt(V_kk) u);
+    n_local: GH nodes per dimension of each mode-centred grid of "A*" (16: R within 0.5% of n_local = 32,
+    far below the Monte-Carlo error of the SE averages).
     """
     ell, omega, V = _check_inputs(ell, omega, V)
     c = check_skip(c)
@@ -295,8 +328,9 @@ def posterior_moments(ell, omega, V, c: float, *, method: str = "auto", n1d: int
     if method not in ("A", "A*", "B"):
         raise ValueError(f"method must be 'A', 'A*', 'B' or 'auto'; got {method!r}")
     if method == "B" and not experimental_b:
-        raise ValueError("parametrisation 'B' disagrees with 'A' in tests (unresolved integrable singularities of its "
-                         "Jacobian on a fixed grid); pass experimental_b=True to use it anyway")
+        raise ValueError("parametrisation 'B' is not integrable on a fixed grid (boundary layers at saturated "
+                         "first-layer attention and a point singularity in z2 coordinates; see the module docstring); "
+                         "use 'A*' for the peaked regime, or pass experimental_b=True to use it anyway")
     if method == "A*" and L != 2:
         raise ValueError("the mode-centred parametrisation 'A*' is implemented for L = 2 only")
     if n1d is None:
@@ -309,17 +343,18 @@ def posterior_moments(ell, omega, V, c: float, *, method: str = "auto", n1d: int
     sd = spread * np.sqrt(np.diag(V))
     P = np.linalg.inv(V)
     x = preimage(ell)
-    branches = {"A": 2, "B": 4, "A*": 10}[method]
-    per = max(1, int(chunk_elems // (branches * u.shape[0] * L * 2)))
+    u_loc, lw_loc = gauss_hermite_grid(int(n_local), dim)
+    nodes = {"A": 2 * u.shape[0], "B": 4 * u.shape[0], "A*": 2 * (u.shape[0] + 4 * u_loc.shape[0])}[method]
+    per = max(1, int(chunk_elems // (nodes * L * 2)))
     mean = np.empty((n, L, 2))
     cov = np.empty((n, 2 * L, 2 * L))
     log_norm = np.empty(n)
     ess = np.empty(n)
-    lwp_b = np.tile(lwp, branches)
+    lwp_b = np.tile(lwp, nodes // u.shape[0]) if method != "A*" else None
     for i0 in range(0, n, per):
         sl = slice(i0, min(n, i0 + per))
         if method == "A*":
-            Z, off = _configurations_local(x[sl], omega[sl], V, c, u, lw, inflate)
+            Z, off = _configurations_local(x[sl], omega[sl], V, c, u, lw, inflate, u_loc, lw_loc)
         else:
             Z, logj = _configurations(method, L, x[sl], omega[sl], sd, u, c)
             off = lwp_b[None, :] - logj

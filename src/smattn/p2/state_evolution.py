@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .attention_link import check_skip, link_logits
-from .channel_denoiser import g_out
+from .channel_denoiser import choose_parametrisation, g_out
 
 __all__ = ["TeacherDraws", "draw_teacher", "clip_overlap", "sqrtm_psd", "channel_average", "SEResult",
            "state_evolution", "overlap_update"]
@@ -104,16 +104,37 @@ class SEResult:
     methods: list = field(default_factory=list)
 
 
+def _anderson_step(xs, gs):
+    """Type-II Anderson mixing: x_new = sum_i gamma_i g_i minimising ||sum_i gamma_i (g_i - x_i)||, sum gamma = 1.
+
+    xs, gs: lists of (k,) iterates and their images under the damped map (oldest first, at least two).
+    """
+    F = np.array(gs) - np.array(xs)                       # (m, k) residuals
+    dF = (F[1:] - F[:-1]).T                               # (k, m-1)
+    try:
+        theta, *_ = np.linalg.lstsq(dF, F[-1], rcond=1e-10)
+    except np.linalg.LinAlgError:
+        return None
+    G = np.array(gs)
+    return G[-1] - (G[1:] - G[:-1]).T @ theta
+
+
 def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000, seed: int = 0,
                     damping: float = 0.8, q0=0.05, tol: float = 1e-5, max_iter: int = 200, lam: float = 0.0,
                     clamp: dict | None = None, diagonal: bool = False, draws: TeacherDraws | None = None,
-                    v_reg: float = 0.0, **den) -> SEResult:
+                    v_reg: float = 0.0, accelerate: bool = False, anderson_m: int = 3, **den) -> SEResult:
     """Damped, symmetrised state evolution from Q0 = q0 * I (or a given (L, L) matrix q0).
 
     alpha >= 0 sample complexity; c > 0 skip strength; damping = weight of the new value (0 < eta <= 1);
     clamp: {layer_index: value} keeps those diagonal entries fixed (App. E.2, Fig. 5); diagonal: project Q on its
     diagonal after each step; v_reg: pre-activation noise Delta (see channel_average);
-    den: options of channel_denoiser.posterior_moments.
+    accelerate: Anderson mixing (memory anderson_m) of the damped map, used only while the plain iteration contracts
+    (its residual decreased at the last step) and only when the mixed point moves every entry the way the plain
+    step does and stays in [0, 1); it
+    changes how fast the fixed point is reached, not the fixed point (the stopping test is always the residual
+    max |G(Q) - Q| of one plain damped step G, and the returned Q is G(Q));
+    den: options of channel_denoiser.posterior_moments (with method "auto", the mode-centred "A*" is kept once the
+    overlap has entered the peaked regime).
     """
     if alpha < 0:
         raise ValueError(f"alpha must be >= 0, got {alpha}")
@@ -131,21 +152,9 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
         Q[:, int(k)] = 0.0
         Q[int(k), int(k)] = v
     draws = draws if draws is not None else draw_teacher(n_samples, L, seed)
-    hist = [Q.copy()]
-    min_ess = np.inf
-    methods = []
-    converged = False
-    res = np.inf
-    it = 0
-    for it in range(1, max_iter + 1):
-        if alpha == 0:
-            Qnew_full = overlap_update(np.zeros((L, L)), lam)
-        else:
-            avg = channel_average(Q, c, draws, v_reg=v_reg, **den)
-            min_ess = min(min_ess, avg["min_ess"])
-            methods.append(avg["method"])
-            Qnew_full = overlap_update(alpha * avg["R"], lam)
-        Qn = (1.0 - damping) * Q + damping * Qnew_full
+    iu = np.triu_indices(L)
+
+    def project(Qn):
         Qn = 0.5 * (Qn + Qn.T)
         if diagonal:
             Qn = np.diag(np.diag(Qn))
@@ -153,12 +162,62 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
             Qn[int(k), :] = 0.0
             Qn[:, int(k)] = 0.0
             Qn[int(k), int(k)] = v
-        Qn = clip_overlap(Qn)
-        res = float(np.max(np.abs(Qn - Q)))
-        Q = Qn
-        hist.append(Q.copy())
+        return clip_overlap(Qn)
+
+    def unvec(v):
+        M = np.zeros((L, L))
+        M[iu] = v
+        return M + np.triu(M, 1).T
+
+    hist = [Q.copy()]
+    min_ess = np.inf
+    methods = []
+    converged = False
+    res = np.inf
+    it = 0
+    xs, gs = [], []
+    auto = den.get("method", "auto") == "auto"
+    sticky = None
+    for it in range(1, max_iter + 1):
+        if alpha == 0:
+            Qnew_full = overlap_update(np.zeros((L, L)), lam)
+        else:
+            if auto:
+                # the peaked-regime method, once chosen, is kept for the rest of the run: switching back and forth
+                # at the v_switch boundary would make the iterated map discontinuous (quadrature rules differ)
+                pick = choose_parametrisation(np.eye(L) - clip_overlap(Q) + v_reg * np.eye(L),
+                                              den.get("v_switch", 0.05))
+                sticky = "A*" if (sticky == "A*" or pick == "A*") else pick
+                den = {**den, "method": sticky}
+            avg = channel_average(Q, c, draws, v_reg=v_reg, **den)
+            min_ess = min(min_ess, avg["min_ess"])
+            methods.append(avg["method"])
+            Qnew_full = overlap_update(alpha * avg["R"], lam)
+        Qplain = project((1.0 - damping) * Q + damping * Qnew_full)
+        res_prev, res = res, float(np.max(np.abs(Qplain - Q)))
         if res < tol:
+            Q = Qplain
+            hist.append(Q.copy())
             converged = True
             break
+        Qnext = Qplain
+        if accelerate:
+            xs.append(Q[iu].copy())
+            gs.append(Qplain[iu].copy())
+            del xs[:-(anderson_m + 1)], gs[:-(anderson_m + 1)]
+            if len(xs) >= 2 and res < res_prev:
+                cand = _anderson_step(xs, gs)
+                if cand is not None and np.all(np.isfinite(cand)):
+                    Qa = project(unvec(cand))
+                    d, step_a, step_p = np.diag(Qa), (Qa - Q)[iu], (Qplain - Q)[iu]
+                    # same direction as the plain step in every entry: never extrapolate across an unstable
+                    # direction (e.g. back onto the q11 = 0 branch while q11 grows)
+                    same_way = np.all((step_a * step_p > 0) | (np.abs(step_a) <= tol))
+                    if same_way and np.all(d >= 0.0) and np.all(d < 1.0) and np.max(np.abs(step_a)) < 10.0 * res:
+                        Qnext = Qa
+            else:
+                xs, gs = xs[-1:], gs[-1:]
+        Q = Qnext
+        hist.append(Q.copy())
     return SEResult(Q=Q, history=np.array(hist), converged=converged, iterations=it, residual=res,
                     min_ess=float(min_ess), methods=methods)
