@@ -8,11 +8,11 @@
 # group); exports for the theory: results/p1_images/{model}/export.npz.
 
 P1I = group_params("p1_images")
-# architecture of each GD model: (layers, heads, query/key dimension)
+# each GD model: (layers, heads, query/key dimension, factor on the default initial value weights)
 P1I_MODELS = {
-    "L2H4": (2, 4, P1I["gd_qk_dim"]),
-    "L3H3": (3, 3, P1I["gd_qk_dim"]),
-    "L2H8": (2, 8, P1I["gd_qk_dim_h8"]),
+    "L2H4": (2, 4, P1I["gd_qk_dim"], 1.0),
+    "L3H3": (3, 3, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l3"]),
+    "L2H8": (2, 8, P1I["gd_qk_dim_h8"], 1.0),
 }
 P1I_OMNIGLOT = [raw("omniglot/images_background.zip"), raw("omniglot/images_evaluation.zip")]
 P1I_IDX = {
@@ -60,6 +60,7 @@ rule p1_images_train:
         n_layers=lambda wc: P1I_MODELS[wc.model][0],
         n_heads=lambda wc: P1I_MODELS[wc.model][1],
         qk_dim=lambda wc: P1I_MODELS[wc.model][2],
+        value_init_gain=lambda wc: P1I_MODELS[wc.model][3],
         width=P1I["gd_width"],
         epochs=P1I["gd_epochs"],
         tasks_per_epoch=P1I["gd_tasks_per_epoch"],

@@ -25,7 +25,8 @@ def main(io):
                       epochs=int(p.epochs), tasks_per_epoch=int(p.tasks_per_epoch), batch=int(p.batch), lr=float(p.lr),
                       weight_decay=float(p.weight_decay), val_every=int(p.val_every), n_val=int(p.n_val),
                       ckpt_every=int(p.ckpt_every), seed=int(p.seed),
-                      max_steps=None if p.max_steps is None else int(p.max_steps))
+                      max_steps=None if p.max_steps is None else int(p.max_steps),
+                      value_init_gain=float(p.value_init_gain))
     device = torch_device()
     print(f"device {device}; config {json.dumps(cfg.__dict__)}; total steps {cfg.total_steps}", flush=True)
     store = load_store(io.input.store)
@@ -33,7 +34,9 @@ def main(io):
     sampler = TaskSampler(store["train_images"], labels, pos)
     vx, vy = validation_set(store, cfg.seed, cfg.n_val)
     # the resumable state is keyed by the training configuration, so runs at other scales/settings never collide
-    key = hashlib.sha1(json.dumps(cfg.__dict__, sort_keys=True).encode()).hexdigest()[:12]
+    # (value_init_gain at its default 1 is left out, so states written before that setting existed stay valid)
+    hashed = {k: v for k, v in cfg.__dict__.items() if not (k == "value_init_gain" and v == 1.0)}
+    key = hashlib.sha1(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:12]
     state = Path(p.state_dir) / f"train_state_{key}.pt"
     print(f"resumable state: {state} ({'resuming' if state.exists() else 'new'})", flush=True)
     ck = train(cfg, sampler, vx, vy, state, device=device, progress=True)

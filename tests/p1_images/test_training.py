@@ -55,11 +55,12 @@ def test_resumed_training_equals_uninterrupted(tmp_path, setup):
     assert again["history"]["loss"] == resumed["history"]["loss"]
 
 
-def test_checkpoint_of_another_model_is_rejected(tmp_path, setup):
+@pytest.mark.parametrize("change,match", [({"width": 16}, "checkpoint"), ({"value_init_gain": 2.0}, "value_init_gain")])
+def test_checkpoint_of_another_model_is_rejected(tmp_path, setup, change, match):
     cfg, sampler, val = setup
     train(cfg, sampler, val.x, val.y, tmp_path / "c.pt", progress=False, stop_after=1)
-    other = TrainConfig(**{**cfg.__dict__, "width": 16})
-    with pytest.raises(ValueError, match="checkpoint"):
+    other = TrainConfig(**{**cfg.__dict__, **change})
+    with pytest.raises(ValueError, match=match):
         train(other, sampler, val.x, val.y, tmp_path / "c.pt", progress=False)
 
 
@@ -72,3 +73,22 @@ def test_bad_config_is_named():
 
 def test_accuracy_counts_zero_as_wrong():
     assert accuracy(np.array([1.0, -2.0, 0.0, 3.0]), np.array([1.0, -1.0, 1.0, -1.0])) == 0.5
+
+
+def test_value_init_gain_scales_only_the_value_weights():
+    from smattn.p1.images.training import build_model
+
+    base = TrainConfig(n_layers=3, n_heads=3, width=8, qk_dim=4, seed=3)
+    ref = build_model(base).state_dict()
+    assert build_model(base).state_dict().keys() == ref.keys()
+    for k, v in build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 1.0})).state_dict().items():
+        assert torch.equal(v, ref[k]), k  # gain 1 is exactly the PyTorch-default initialisation
+    gained = build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 3 ** 0.5})).state_dict()
+    for k, v in gained.items():
+        if k.startswith("value."):
+            assert torch.allclose(v, ref[k] * 3 ** 0.5), k
+        else:
+            assert torch.equal(v, ref[k]), k
+    with pytest.raises(ValueError, match="value_init_gain"):
+        TrainConfig(value_init_gain=0.0)
+
