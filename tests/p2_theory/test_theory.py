@@ -38,6 +38,20 @@ def test_se_converges_and_off_diagonal_overlap_vanishes():
     assert res.Q[1, 1] > 0.5 and res.Q[0, 0] < 0.02          # phase II: last layer only
 
 
+def test_anderson_acceleration_reaches_the_plain_fixed_point():
+    """Same fixed point as the plain damped SE (tight tolerance) in far fewer steps, and never the unstable
+    Q11 = 0 branch above alpha_first (the start has Q11 = 0.05, growing)."""
+    dr = draw_teacher(150, 2, seed=4)
+    kw = dict(draws=dr, damping=0.8, q0=np.diag([0.05, 0.9]), tol=1e-7, max_iter=400, diagonal=True, v_reg=1e-3,
+              n1d=16, n_local=8)
+    plain = state_evolution(1.2, C, 2, accelerate=False, **kw)
+    fast = state_evolution(1.2, C, 2, accelerate=True, **kw)
+    assert plain.converged and fast.converged
+    assert plain.Q[0, 0] > 0.3
+    np.testing.assert_allclose(np.diag(fast.Q), np.diag(plain.Q), atol=2e-5)
+    assert fast.iterations < plain.iterations
+
+
 def test_last_layer_is_learned_first_and_jensen_bound():
     for c in (0.5, 2.0):
         r = alpha_last(c, n_samples=1500, seed=0, n1d=32)
