@@ -36,7 +36,7 @@ def main(io):
     a_last = r["alpha_last"]
     a_first = r["alpha_first"] if r["alpha_first"] is not None else 1.6   # no first-layer onset on the grid
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.478, 2.6))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.478, 3.1))
     ax.axvspan(0, a_last, color="grey", alpha=0.1)
     ax.axvspan(a_last, a_first, color=RED, alpha=0.1)
     ax.axvspan(a_first, 1.6, color=BLUE, alpha=0.1)
@@ -56,7 +56,8 @@ def main(io):
     ax.set_ylim(-0.05, 1.15)
     ax.set_xlabel(r"Sample complexity $\alpha=N/D$")
     ax.set_ylabel("Overlap")
-    ax.legend(loc="center right", frameon=False)
+    # below the panel: inside, it covered the rising Q11 branch and the GAMP crosses
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False, fontsize=6)
     ax.set_title(rf"$c={r['params']['skip_c']:g}$: $\alpha_{{last}}={a_last:.3f}$, $\alpha_{{first}}={a_first:.3f}$")
 
     ax2.errorbar(al, r["error_bo"], yerr=r["error_bo_se"], color="k", label="Bayes-optimal (Eq. 11)")
@@ -73,8 +74,9 @@ def main(io):
     ax2.set_xlim(0, 1.6)
     ax2.set_xlabel(r"Sample complexity $\alpha=N/D$")
     ax2.set_ylabel("Prediction error")
-    ax2.legend(frameon=False, loc="lower left")
+    ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False, fontsize=6)
     fig.tight_layout()
+    fig.subplots_adjust(bottom=0.4)
     save_figure(fig, io.output.png)
 
     rows = (long_rows("Q11_se", al, q11) + long_rows("Q22_se", al, q22)
