@@ -219,20 +219,23 @@ def _local_components(x, omega, V, c, inflate):
 
     The modes are the first-layer vectors that map exactly onto the conditional centre z2 = omega2 (the B solve);
     their covariance is the Laplace approximation (J^T V_{2|1}^{-1} J + V11^{-1})^{-1} inflated by `inflate`.
-    Returns means (n, 4, 2), Cholesky factors (n, 4, 2, 2) and validity (n, 4).
+    Returns means (n, 4, 2), Cholesky factors (n, 4, 2, 2), validity (n, 4) and each mode's log Laplace mass (n, 4)
+    (target density at the mode, with its own sign branch of z2, times the Gaussian volume; -inf where invalid).
     """
     n = x.shape[0]
+    P = np.linalg.inv(V)
     v21 = V[1, 1] - V[0, 1] ** 2 / V[0, 0]
     means = np.zeros((n, 4, 2))
     chol = np.zeros((n, 4, 2, 2))
     valid = np.zeros((n, 4), dtype=bool)
+    log_mass = np.full((n, 4), -np.inf)
     eye = np.eye(2)
     for si, s in enumerate((1.0, -1.0)):
         w, _, ok = _solve_softmax_layer(omega[:, 1, :], s * x, c)
         for bi, b in enumerate((1.0, -1.0)):
             k = 2 * si + bi
             z1 = b * w
-            z2, _ = _apply_Ainv(z1, s * x, c)
+            z2, logdet = _apply_Ainv(z1, s * x, c)
             J = _dz2_dz1(z1, z2, c)
             H = np.einsum("...ji,...jk->...ik", J, J) / v21 + eye / V[0, 0]
             S = np.linalg.inv(H) * inflate ** 2
@@ -242,7 +245,11 @@ def _local_components(x, omega, V, c, inflate):
             means[:, k] = np.where(good[..., None], z1, 0.0)
             chol[:, k] = np.linalg.cholesky(S)
             valid[:, k] = good
-    return means, chol, valid
+            D = np.stack([z1, z2], axis=1) - omega                                   # (n, 2 layers, 2)
+            lm = (-0.5 * np.einsum("nat,ab,nbt->n", D, P, D) - logdet
+                  + np.log(chol[:, k, 0, 0] * chol[:, k, 1, 1]))
+            log_mass[:, k] = np.where(good & np.isfinite(lm), lm, -np.inf)
+    return means, chol, valid, log_mass
 
 
 def _log_gauss2(z, m, chol):
@@ -268,19 +275,13 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     G = u.shape[0]
     Gl = u_loc.shape[0]
     sd1 = np.sqrt(V[0, 0])
-    means, chol, valid = _local_components(x, omega, V, c, inflate)
+    means, chol, valid, log_mass = _local_components(x, omega, V, c, inflate)
     comp_m = np.concatenate([omega[:, None, 0, :], means], axis=1)                    # (n, 5, 2)
     comp_L = np.concatenate([np.broadcast_to(sd1 * np.eye(2), (n, 1, 2, 2)), chol], axis=1)
     comp_ok = np.concatenate([np.ones((n, 1), dtype=bool), valid], axis=1)
     # mixture weights that vary continuously with omega: the prior grid keeps PRIOR_SHARE, the modes share the rest
     # in proportion to their Laplace mass (target density at the mode x Gaussian volume); a mode that turns
     # inadmissible does so at |z1| -> infinity, where its mass -> 0, so the quadrature rule has no jumps
-    P = np.linalg.inv(V)
-    z2m, ldm = _apply_Ainv(means, np.broadcast_to(x[:, None, :], means.shape), c)
-    Dm = np.stack([means, z2m], axis=2) - omega[:, None, :, :]                          # (n, 4, 2 layers, 2)
-    log_mass = (-0.5 * np.einsum("njat,ab,njbt->nj", Dm, P, Dm) - ldm
-                + np.log(chol[..., 0, 0] * chol[..., 1, 1]))
-    log_mass = np.where(valid & np.isfinite(log_mass), log_mass, -np.inf)
     mmax = np.max(log_mass, axis=1, keepdims=True)
     any_mode = np.isfinite(mmax)
     rel = np.exp(log_mass - np.where(any_mode, mmax, 0.0))
