@@ -14,8 +14,8 @@ import numpy as np
 from .attention_link import check_skip, link_logits
 from .channel_denoiser import choose_parametrisation, g_out
 
-__all__ = ["TeacherDraws", "draw_teacher", "clip_overlap", "sqrtm_psd", "channel_average", "SEResult",
-           "state_evolution", "overlap_update"]
+__all__ = ["TeacherDraws", "draw_teacher", "clip_overlap", "sqrtm_psd", "channel_covariance", "channel_average",
+           "SEResult", "state_evolution", "overlap_update"]
 
 
 @dataclass
@@ -44,6 +44,14 @@ def sqrtm_psd(M):
     return (v * np.sqrt(np.clip(e, 0.0, None))) @ v.T
 
 
+def channel_covariance(Q, v_reg: float = 0.0):
+    """V = I - Q + Delta I (Q clipped to [0, 1) first): the channel covariance at overlap Q (spec §2.4-2.5)."""
+    if v_reg < 0:
+        raise ValueError(f"v_reg must be >= 0, got {v_reg}")
+    Q = clip_overlap(Q)
+    return (1.0 + v_reg) * np.eye(Q.shape[0]) - Q
+
+
 def channel_average(Q, c: float, draws: TeacherDraws, *, want_k1: bool = False, v_reg: float = 0.0, **den):
     """R(Q) (L, L) and per-sample diagnostics at overlap Q.
 
@@ -60,9 +68,7 @@ def channel_average(Q, c: float, draws: TeacherDraws, *, want_k1: bool = False, 
     if draws.xi.shape[1] != L:
         raise ValueError(f"teacher draws are for L = {draws.xi.shape[1]}, Q is {L}x{L}")
     sQ = sqrtm_psd(Q)
-    if v_reg < 0:
-        raise ValueError(f"v_reg must be >= 0, got {v_reg}")
-    V = np.eye(L) - Q + v_reg * np.eye(L)
+    V = channel_covariance(Q, v_reg)
     sV = sqrtm_psd(V)
     omega = np.einsum("ab,nbt->nat", sQ, draws.xi)
     Z = omega + np.einsum("ab,nbt->nat", sV, draws.U)
@@ -185,8 +191,7 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
             if auto:
                 # the peaked-regime method, once chosen, is kept for the rest of the run: switching back and forth
                 # at the v_switch boundary would make the iterated map discontinuous (quadrature rules differ)
-                pick = choose_parametrisation(np.eye(L) - clip_overlap(Q) + v_reg * np.eye(L),
-                                              den.get("v_switch", 0.05))
+                pick = choose_parametrisation(channel_covariance(Q, v_reg), den.get("v_switch", 0.05))
                 sticky = "A*" if (sticky == "A*" or pick == "A*") else pick
                 den = {**den, "method": sticky}
             avg = channel_average(Q, c, draws, v_reg=v_reg, **den)
