@@ -1,38 +1,12 @@
 """Channel denoiser of the deep attention target: adaptive-quadrature reference, analytic Jacobian, validation."""
 import numpy as np
 import pytest
-from scipy import integrate
 
-from smattn.p2.attention_link import (attention_output, link_logits, logits_to_y, preimage, skip_matrix_det,
-                                      skip_matrix_inverse, softmax_entries, y_to_logits)
+from smattn.p2.attention_link import attention_output, link_logits, logits_to_y, preimage, y_to_logits
+from smattn.p2.adaptive_reference import adaptive_posterior_mean
 from smattn.p2.channel_denoiser import _apply_A, _solve_softmax_layer, g_out, posterior_moments
 
 C = 1.0
-
-
-def _reference_mean(ell, om, V, c):
-    """Posterior mean of Z by adaptive scipy dblquad (parametrisation A), brute force."""
-    x = preimage(ell[None])[0]
-    P = np.linalg.inv(V)
-
-    def dens(z11, z12, s):
-        z1 = np.array([z11, z12])
-        p, q = softmax_entries(z1)
-        i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
-        z2 = s * np.array([i00 * x[0] + i01 * x[1], i10 * x[0] + i11 * x[1]])
-        Z = np.stack([z1, z2])
-        D = Z - om
-        return np.exp(-0.5 * np.einsum("at,ab,bt->", D, P, D)) / skip_matrix_det(p, q, c), Z
-
-    sd = np.sqrt(V[0, 0])
-    lo, hi = om[0] - 7 * sd, om[0] + 7 * sd
-
-    def integral(f):
-        return sum(integrate.dblquad(lambda b, a: f(*dens(a, b, s)), lo[0], hi[0], lo[1], hi[1],
-                                     epsabs=1e-11, epsrel=1e-7)[0] for s in (1.0, -1.0))
-
-    Zn = integral(lambda w, Z: w)
-    return np.array([[integral(lambda w, Z, a=a, t=t: w * Z[a, t]) for t in range(2)] for a in range(2)]) / Zn
 
 
 def _case(seed, q):
@@ -48,7 +22,7 @@ def _case(seed, q):
                                                (5, (0.5, 0.9), "A*", 2e-3)])
 def test_denoiser_matches_adaptive_quadrature(seed, q, method, tol):
     ell, om, V = _case(seed, q)
-    ref = _reference_mean(ell, om, V, C)
+    ref = adaptive_posterior_mean(ell, om, V, C, epsabs=1e-11, epsrel=1e-7)
     mom = posterior_moments(ell[None], om[None], V, C, method=method, n1d=48)
     assert mom.method == method
     np.testing.assert_allclose(mom.mean[0], ref, atol=tol)
