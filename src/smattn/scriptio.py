@@ -103,6 +103,32 @@ def _named_entries(namedlist) -> dict:
     return {k: _plain(v) for k, v in namedlist.items()}
 
 
+@contextlib.contextmanager
+def loaded_workflow(config: Sequence[str] = (), snakefile: str | Path | None = None):
+    """Snakemake's parsed workflow of ``snakefile`` (default: the Snakefile in the current directory or a parent),
+    loaded through Snakemake's API with the ``config`` overrides (``key=value`` strings, parsed like
+    ``snakemake --config``). Inside the block the working directory is the workflow's; it is restored after.
+    Snakemake is imported here only: the science library never needs it."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.cli import parse_config
+    from snakemake.settings.enums import Quietness
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    snakefile = (Path(snakefile) if snakefile is not None else _find_snakefile(Path.cwd())).resolve()
+    cwd = Path.cwd()
+    try:
+        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+            wf_api = api.workflow(
+                resource_settings=ResourceSettings(),
+                config_settings=ConfigSettings(config=parse_config(list(config))),
+                snakefile=snakefile,
+                workdir=snakefile.parent,
+            )
+            yield wf_api._workflow  # the parsed workflow (Snakemake's API has no public accessor for it)
+    finally:
+        os.chdir(cwd)
+
+
 def job_from_workflow(
     rule: str,
     wildcards: dict[str, str] | None = None,
@@ -111,54 +137,29 @@ def job_from_workflow(
 ) -> ScriptIO:
     """The ScriptIO of one job of ``rule``, as Snakemake would build it.
 
-    Loads the workflow of ``snakefile`` (default: the Snakefile in the current directory or a parent) through
-    Snakemake's API with the ``config`` overrides (``key=value`` strings, parsed like ``snakemake --config``),
-    applies ``wildcards`` ({name: value}; every wildcard of the rule's outputs must be given) to the rule's
-    inputs, outputs, params and log, and returns them with paths made absolute against the workflow's directory.
-    Snakemake is imported here only: the science library never needs it.
+    Loads the workflow (see ``loaded_workflow``), applies ``wildcards`` ({name: value}; every wildcard of the
+    rule's outputs must be given) to the rule's inputs, outputs, params, threads and log, and returns them with
+    paths made absolute against the workflow's directory.
     """
-    from snakemake.api import SnakemakeApi
-    from snakemake.cli import parse_config
-    from snakemake.settings.enums import Quietness
-    from snakemake.settings.types import (
-        ConfigSettings,
-        OutputSettings,
-        ResourceSettings,
-    )
-
-    snakefile = Path(snakefile) if snakefile is not None else _find_snakefile(Path.cwd())
-    snakefile = snakefile.resolve()
-    root = snakefile.parent
     wildcards = dict(wildcards or {})
-    cwd = Path.cwd()
-    try:
-        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
-            wf_api = api.workflow(
-                resource_settings=ResourceSettings(),
-                config_settings=ConfigSettings(config=parse_config(list(config))),
-                snakefile=snakefile,
-                workdir=root,
+    with loaded_workflow(config, snakefile) as workflow:
+        root = Path(workflow.basedir)
+        if not workflow.is_rule(rule):
+            names = sorted(r.name for r in workflow.rules)
+            raise SystemExit(f"--rule: no rule {rule!r} in {workflow.main_snakefile}; rules: {names}")
+        r = workflow.get_rule(rule)
+        missing = sorted(set(r.wildcard_names) - set(wildcards))
+        extra = sorted(set(wildcards) - set(r.wildcard_names))
+        if missing or extra:
+            raise SystemExit(
+                f"--rule {rule}: wildcards {sorted(r.wildcard_names)} expected; missing {missing}, unknown {extra}"
             )
-            workflow = wf_api._workflow  # the parsed workflow (Snakemake's API has no public accessor for it)
-            if not workflow.is_rule(rule):
-                raise SystemExit(f"--rule: no rule {rule!r} in {snakefile}; rules: {sorted(workflow._rules)}")
-            r = workflow.get_rule(rule)
-            missing = sorted(set(r.wildcard_names) - set(wildcards))
-            extra = sorted(set(wildcards) - set(r.wildcard_names))
-            if missing or extra:
-                raise SystemExit(
-                    f"--rule {rule}: wildcards {sorted(r.wildcard_names)} expected; "
-                    f"missing {missing}, unknown {extra}"
-                )
-            output, _ = r.expand_output(wildcards)
-            input, _, _, _ = r.expand_input(wildcards)
-            params, _ = r.expand_params(wildcards, input, output, job=None)
-            log = r.expand_log(wildcards)
-            threads = r.expand_resources(wildcards, input, attempt=1)["_cores"]
-            cfg = dict(workflow.config)
-    finally:
-        os.chdir(cwd)
-    logs = list(log)
+        output, _ = r.expand_output(wildcards)
+        input, _, _, _ = r.expand_input(wildcards)
+        params, _ = r.expand_params(wildcards, input, output, job=None)
+        logs = list(r.expand_log(wildcards))
+        threads = r.expand_resources(wildcards, input, attempt=1)["_cores"]
+        cfg = dict(workflow.config)
     return ScriptIO(
         input=SimpleNamespace(**{k: _absolute(v, root) for k, v in _named_entries(input).items()}),
         output=SimpleNamespace(**{k: _absolute(v, root) for k, v in _named_entries(output).items()}),
