@@ -18,11 +18,60 @@ validate(config, "schemas/config.schema.yaml")
 
 include: "rules/common.smk"
 include: "rules/data.smk"
+# figure groups: each file reads like its paper's figure list
+include: "rules/p2_theory.smk"
+include: "rules/p2_dynamics.smk"
+include: "rules/p1_hmc.smk"
+include: "rules/p1_images.smk"
+include: "rules/p1_pruning.smk"
 
 
-for _group_rules in GROUP_RULE_FILES:
-
-    include: _group_rules
+# every figure of both papers (PNG; its PDF and CSV are declared beside it by the same rule)
+ALL_FIGURES = figure_pngs(
+    rules.p2_fig1_left,
+    rules.p2_fig1_right,
+    rules.p2_fig3_left,
+    rules.p2_fig5,
+    rules.p2_fig2_left,
+    rules.p2_fig2_right,
+    rules.p2_fig3_right,
+    rules.p1_fig2c,
+    rules.p1_fig2d,
+    rules.p1_fig2e,
+    rules.p1_fig5b,
+    rules.p1_fig5c,
+    rules.p1_fig3b,
+    rules.p1_fig3c,
+    rules.p1_fig3d,
+    rules.p1_fig6,
+    rules.p1_pruning_figures,
+)
+# flat {id: number} files merged into results/metrics.json (each written by the rule that computes the numbers)
+ALL_METRICS = [
+    rules.p2_fig1_left.output.metrics,
+    rules.p2_fig1_right.output.metrics,
+    rules.p2_fig3_left.output.metrics,
+    rules.p2_fig2_left.output.metrics,
+    rules.p2_fig2_right.output.metrics,
+    rules.p2_fig3_right.output.metrics,
+    rules.p1_fig2c.output.metrics,
+    rules.p1_fig2e.output.metrics,
+    rules.p1_fig5c.output.metrics,
+    rules.p1_fig3b.output.metrics,
+    rules.p1_fig3c.output.metrics,
+    rules.p1_fig3d.output.metrics,
+    rules.p1_fig6.output.metrics,
+    *expand(rules.p1_images_export.output.metrics, model=["L2H4", "L3H3"]),
+    *expand(rules.p1_pruning_evaluate.output.metrics, model=P1P_MODELS),
+]
+# the papers' claims set against the ledger, one file per figure group
+CLAIM_FILES = [
+    "claims/p2_theory.yaml",
+    "claims/p2_dynamics.yaml",
+    "claims/p1_hmc.yaml",
+    "claims/p1_images.yaml",
+    "claims/p1_pruning.yaml",
+]
 
 
 include: "rules/report.smk"
@@ -32,6 +81,6 @@ rule all:
     default_target: True
     input:
         ALL_FIGURES,
-        "results/metrics.json",
-        "results/claims.csv",
-        "results/data/summary.json",
+        rules.metrics_ledger.output.ledger,
+        rules.metrics_ledger.output.claims_csv,
+        rules.data_summary.output.summary,

@@ -1,5 +1,17 @@
-# Shared definitions for every rule file: resolved parameters of the active scale, raw-data paths, and the
-# lists of figures and metrics files that the final rules collect.
+# Shared definitions for all rule files (resolved parameters of the active scale, raw-data paths) and the
+# helper that declares a figure's outputs.
+#
+# Conventions of the rule files
+# - Figure rules declare their outputs with figure(), which gives the PNG (in the report, with caption, category and
+#   subcategory), the PDF beside it and the CSV of the plotted data; scripts write exactly the declared files.
+# - Metrics: the rule that computes a number writes its ledger entries itself, as a declared output
+#   `metrics` (results/metrics/<group>/<name>.json) next to its figure or result.
+#   Reasons: the numbers of the ledger are then computed from the same arrays as the figure they describe (a
+#   separate metrics rule re-reads the same files and repeats part of the analysis, e.g. P2's first-crossing
+#   iterations and regimes, which exist only inside the figure scripts); a ledger entry cannot be older than its
+#   figure; and there is one job per figure, not two.
+# - Rules that compute have a log, logs/<group>/<rule>[_<wildcards>].log, and a benchmark,
+#   results/benchmarks/<group>/<rule>[_<wildcards>].tsv; local rules and pure aggregation have no benchmark.
 
 import os
 import re
@@ -17,24 +29,27 @@ except ConfigError as _err:
 
 DATA_DIR = config["data_dir"]
 
-ALL_FIGURES = []  # figure PNGs (the PDF and the data CSV lie beside each)
-ALL_METRICS = []  # flat {id: number} JSON files merged into results/metrics.json
-
-# Figure-group rule files, included by the Snakefile when present (each reads like its paper's figure list).
-GROUP_RULE_FILES = [
-    f
-    for f in (
-        "rules/p2_theory.smk",
-        "rules/p2_dynamics.smk",
-        "rules/p1_hmc.smk",
-        "rules/p1_images.smk",
-        "rules/p1_pruning.smk",
-    )
-    if Path(workflow.basedir, f).exists()
-]
-
 
 # group_params("p2_theory"): resolved parameters of a group at the active scale (a dict).
 group_params = PARAMS.__getitem__
 # raw("mnist/t10k-labels-idx1-ubyte.gz"): path of a verified raw data file (obtained by rule fetch_raw).
 raw = lambda relpath: f"{DATA_DIR}/{relpath}"
+
+
+def figure(stem, caption, category, subcategory, name=""):
+    """Declared outputs of one figure at `stem` (a path without suffix): PNG in the report (caption
+    report/<caption>.rst), PDF, CSV of the plotted data. Output names png, pdf, csv, or <name>_png, ... for a rule
+    that draws several figures. Use as `output: **figure(...)`."""
+    prefix = f"{name}_" if name else ""
+    return {
+        f"{prefix}png": report(
+            f"{stem}.png", caption=f"../report/{caption}.rst", category=category, subcategory=subcategory
+        ),
+        f"{prefix}pdf": f"{stem}.pdf",
+        f"{prefix}csv": f"{stem}.csv",
+    }
+
+
+def figure_pngs(*figure_rules):
+    """PNG outputs (names png and *_png) of figure rules, in rule and declaration order."""
+    return [f for r in figure_rules for key, f in r.output.items() if key == "png" or key.endswith("_png")]

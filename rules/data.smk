@@ -13,19 +13,19 @@ rule fetch_raw:
     that moving the mirror does not re-fetch verified files."""
     output:
         f"{DATA_DIR}/{{relpath}}",
-    wildcard_constraints:
-        relpath="|".join(re.escape(p) for p in RAW_RELPATHS),
-    params:
-        relpath=lambda wc: wc.relpath,
-        data_dir=lambda wc, output: output[0][: -len(wc.relpath) - 1],
     log:
         "logs/data/fetch_{relpath}.log",
+    wildcard_constraints:
+        relpath="|".join(re.escape(p) for p in RAW_RELPATHS),
+    conda:
+        "../envs/workflow.yaml"
     threads: 1
     resources:
         mem_mb=512,
         runtime=30,
-    conda:
-        "../envs/workflow.yaml"
+    params:
+        relpath=lambda wc: wc.relpath,
+        data_dir=lambda wc, output: output[0][: -len(wc.relpath) - 1],
     script:
         "../scripts/fetch_raw.py"
 
@@ -41,9 +41,13 @@ rule data_summary:
     input:
         omniglot_background=raw("omniglot/images_background.zip"),
         omniglot_evaluation=raw("omniglot/images_evaluation.zip"),
-        mnist=[raw(f"mnist/{s}-{k}-idx{n}-ubyte.gz") for s in ("train", "t10k") for k, n in (("images", 3), ("labels", 1))],
+        mnist=[
+            raw(f"mnist/{s}-{k}-idx{n}-ubyte.gz") for s in ("train", "t10k") for k, n in (("images", 3), ("labels", 1))
+        ],
         fashion=[
-            raw(f"fashion-mnist/{s}-{k}-idx{n}-ubyte.gz") for s in ("train", "t10k") for k, n in (("images", 3), ("labels", 1))
+            raw(f"fashion-mnist/{s}-{k}-idx{n}-ubyte.gz")
+            for s in ("train", "t10k")
+            for k, n in (("images", 3), ("labels", 1))
         ],
         trec_train=raw("trec/train_5500.label"),
         trec_test=raw("trec/TREC_10.label"),
@@ -53,11 +57,13 @@ rule data_summary:
         summary="results/data/summary.json",
     log:
         "logs/data/data_summary.log",
+    benchmark:
+        "results/benchmarks/data/data_summary.tsv"
+    conda:
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/data_summary.py"

@@ -20,21 +20,23 @@ rule p1_hmc_theory:
     output:
         theory="results/p1_hmc/theory_{variant}.json",
         kernels="results/p1_hmc/kernels_{variant}.npz",
+    log:
+        "logs/p1_hmc/p1_hmc_theory_{variant}.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_hmc_theory_{variant}.tsv"
     wildcard_constraints:
         variant="|".join(P1H_VARIANTS),
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
     params:
         widths=P1H["widths"],
         temperature=P1H["temperature"],
         tol=P1H["tol"],
         alignment_pcs=P1H["alignment_pcs"],
-    log:
-        "logs/p1_hmc/p1_hmc_theory_{variant}.log",
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=15,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_hmc_theory.py"
 
@@ -43,9 +45,20 @@ rule p1_hmc_sample:
     """NUTS posterior of one HMC variant at width N: sampled accuracy and order parameter (spec §3)."""
     output:
         samples="results/p1_hmc/samples_{variant}_N{N}.json",
+    log:
+        "logs/p1_hmc/p1_hmc_sample_{variant}_N{N}.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_hmc_sample_{variant}_{N}.tsv"
     wildcard_constraints:
         variant="|".join(P1H_VARIANTS),
         N=r"\d+",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
+        gpu=1,
     params:
         temperature=P1H["temperature"],
         warmup=P1H["nuts_warmup"],
@@ -53,15 +66,6 @@ rule p1_hmc_sample:
         chains=P1H["nuts_chains"],
         seed=P1H["nuts_seed"],
         dtype=P1H["nuts_dtype"],
-    log:
-        "logs/p1_hmc/p1_hmc_sample_{variant}_N{N}.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=120,
-        gpu=1,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_hmc_sample.py"
 
@@ -72,22 +76,19 @@ rule p1_fig2c:
         theory="results/p1_hmc/theory_all.json",
         samples=p1h_samples("all"),
     output:
-        top_png=report("figures/p1/fig2c_top.png", caption="../report/p1_fig2c_top.rst", category="P1",
-                       subcategory="Fig. 2"),
-        top_pdf="figures/p1/fig2c_top.pdf",
-        top_csv="figures/p1/fig2c_top.csv",
-        bottom_png=report("figures/p1/fig2c_bottom.png", caption="../report/p1_fig2c_bottom.rst", category="P1",
-                          subcategory="Fig. 2"),
-        bottom_pdf="figures/p1/fig2c_bottom.pdf",
-        bottom_csv="figures/p1/fig2c_bottom.csv",
+        **figure("figures/p1/fig2c_top", "p1_fig2c_top", "P1", "Fig. 2", name="top"),
+        **figure("figures/p1/fig2c_bottom", "p1_fig2c_bottom", "P1", "Fig. 2", name="bottom"),
+        metrics="results/metrics/p1_hmc/p1_fig2c.json",
     log:
         "logs/p1_hmc/p1_fig2c.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_fig2c.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p1_hmc_fig2c.py"
 
@@ -97,17 +98,17 @@ rule p1_fig2d:
     input:
         kernels="results/p1_hmc/kernels_all.npz",
     output:
-        png=report("figures/p1/fig2d.png", caption="../report/p1_fig2d.rst", category="P1", subcategory="Fig. 2"),
-        pdf="figures/p1/fig2d.pdf",
-        csv="figures/p1/fig2d.csv",
+        **figure("figures/p1/fig2d", "p1_fig2d", "P1", "Fig. 2"),
     log:
         "logs/p1_hmc/p1_fig2d.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_fig2d.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p1_hmc_fig2d.py"
 
@@ -118,19 +119,21 @@ rule p1_fig2e:
         theory="results/p1_hmc/theory_two_path_random.json",
         samples=p1h_samples("two_path_random"),
     output:
-        png=report("figures/p1/fig2e.png", caption="../report/p1_fig2e.rst", category="P1", subcategory="Fig. 2"),
-        pdf="figures/p1/fig2e.pdf",
-        csv="figures/p1/fig2e.csv",
-    params:
-        title="good + denoising paths (random layer-1 head), sigma_perp = 5",
+        **figure("figures/p1/fig2e", "p1_fig2e", "P1", "Fig. 2"),
+        metrics="results/metrics/p1_hmc/p1_fig2e.json",
     log:
         "logs/p1_hmc/p1_fig2e.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_fig2e.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        head="random",
+        title="good + denoising paths (random layer-1 head), sigma_perp = 5",
     script:
         "../scripts/p1_hmc_fig2e_5c.py"
 
@@ -140,17 +143,17 @@ rule p1_fig5b:
     input:
         kernels="results/p1_hmc/kernels_all.npz",
     output:
-        png=report("figures/p1/fig5b.png", caption="../report/p1_fig5b.rst", category="P1", subcategory="Fig. 5"),
-        pdf="figures/p1/fig5b.pdf",
-        csv="figures/p1/fig5b.csv",
+        **figure("figures/p1/fig5b", "p1_fig5b", "P1", "Fig. 5"),
     log:
         "logs/p1_hmc/p1_fig5b.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_fig5b.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p1_hmc_fig5b.py"
 
@@ -161,54 +164,20 @@ rule p1_fig5c:
         theory="results/p1_hmc/theory_two_path_uniform.json",
         samples=p1h_samples("two_path_uniform"),
     output:
-        png=report("figures/p1/fig5c.png", caption="../report/p1_fig5c.rst", category="P1", subcategory="Fig. 5"),
-        pdf="figures/p1/fig5c.pdf",
-        csv="figures/p1/fig5c.csv",
-    params:
-        title="good + denoising paths (uniform layer-1 head), sigma_perp = 5",
+        **figure("figures/p1/fig5c", "p1_fig5c", "P1", "Fig. 5"),
+        metrics="results/metrics/p1_hmc/p1_fig5c.json",
     log:
         "logs/p1_hmc/p1_fig5c.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_fig5c.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        head="uniform",
+        title="good + denoising paths (uniform layer-1 head), sigma_perp = 5",
     script:
         "../scripts/p1_hmc_fig2e_5c.py"
-
-
-rule p1_hmc_metrics:
-    """Ledger entries of the HMC task (ids of issue 5)."""
-    input:
-        theory_all="results/p1_hmc/theory_all.json",
-        theory_random="results/p1_hmc/theory_two_path_random.json",
-        theory_uniform="results/p1_hmc/theory_two_path_uniform.json",
-        samples_all=p1h_samples("all"),
-        samples_random=p1h_samples("two_path_random"),
-        samples_uniform=p1h_samples("two_path_uniform"),
-    output:
-        metrics="results/metrics/p1_hmc/p1_hmc_metrics.json",
-    log:
-        "logs/p1_hmc/p1_hmc_metrics.log",
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=5,
-    conda:
-        "../envs/jax.yaml"
-    script:
-        "../scripts/p1_hmc_metrics.py"
-
-
-ALL_FIGURES.extend(
-    [
-        "figures/p1/fig2c_top.png",
-        "figures/p1/fig2c_bottom.png",
-        "figures/p1/fig2d.png",
-        "figures/p1/fig2e.png",
-        "figures/p1/fig5b.png",
-        "figures/p1/fig5c.png",
-    ]
-)
-ALL_METRICS.append("results/metrics/p1_hmc/p1_hmc_metrics.json")

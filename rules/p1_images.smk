@@ -36,12 +36,14 @@ rule p1_images_prepare:
         store="results/p1_images/images32.npz",
     log:
         "logs/p1_images/p1_images_prepare.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_images_prepare.tsv"
+    conda:
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=10,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_images_prepare.py"
 
@@ -54,8 +56,19 @@ rule p1_images_train:
     output:
         model="results/p1_images/{model}/model.pt",
         summary="results/p1_images/{model}/train.json",
+    log:
+        "logs/p1_images/p1_images_train_{model}.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_images_train_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: 60 if SCALE != "paper" else 600,
+        gpu=1,
     params:
         n_layers=lambda wc: P1I_MODELS[wc.model][0],
         n_heads=lambda wc: P1I_MODELS[wc.model][1],
@@ -73,15 +86,6 @@ rule p1_images_train:
         ckpt_every=P1I["gd_ckpt_every"],
         seed=P1I["gd_seed"],
         state_dir=lambda wc: f"results/p1_images/{wc.model}",
-    log:
-        "logs/p1_images/p1_images_train_{model}.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=lambda wc: 60 if SCALE != "paper" else 600,
-        gpu=1,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_images_train.py"
 
@@ -95,22 +99,24 @@ rule p1_images_export:
         export="results/p1_images/{model}/export.npz",
         gd_eval="results/p1_images/{model}/gd_eval.json",
         metrics="results/metrics/p1_images/gd_{model}.json",
+    log:
+        "logs/p1_images/p1_images_export_{model}.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_images_export_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=20,
     params:
         P=P1I["P"],
         n_test=P1I["n_test"],
         n_train_pool=P1I["n_train_pool"],
         n_test_pool=P1I["n_test_pool"],
         gd_eval_tasks=P1I["gd_eval_tasks"],
-    log:
-        "logs/p1_images/p1_images_export_{model}.log",
-    threads: 1
-    resources:
-        mem_mb=6000,
-        runtime=20,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_images_export.py"
 
@@ -123,8 +129,18 @@ rule p1_images_theory:
     output:
         theory="results/p1_images/{model}/theory.npz",
         summary="results/p1_images/{model}/theory.json",
+    log:
+        "logs/p1_images/p1_images_theory_{model}.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_images_theory_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc: 12000 if wc.model == "L2H4" else 30000,
+        runtime=lambda wc: 60 if SCALE != "paper" else 600,
     params:
         widths=P1I["widths"],
         temperatures=P1I["temperatures"],
@@ -132,14 +148,6 @@ rule p1_images_theory:
         tol=P1I["tol"],
         warm_start=P1I["warm_start"],
         alignment_pcs=P1I["alignment_pcs"],
-    log:
-        "logs/p1_images/p1_images_theory_{model}.log",
-    threads: 1
-    resources:
-        mem_mb=lambda wc: 12000 if wc.model == "L2H4" else 30000,
-        runtime=lambda wc: 60 if SCALE != "paper" else 600,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_images_theory.py"
 
@@ -151,24 +159,26 @@ rule p1_images_sample:
         theory="results/p1_images/{model}/theory.npz",
     output:
         samples="results/p1_images/{model}/samples_N{N}.json",
+    log:
+        "logs/p1_images/p1_images_sample_{model}_N{N}.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_images_sample_{model}_{N}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
         N=r"\d+",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=lambda wc: 60 if SCALE != "paper" else 720,
+        gpu=1,
     params:
         warmup=P1I["nuts_warmup"],
         samples=P1I["nuts_samples"],
         chains=P1I["nuts_chains"],
         seed=P1I["nuts_seed"],
         dtype=P1I["nuts_dtype"],
-    log:
-        "logs/p1_images/p1_images_sample_{model}_N{N}.log",
-    threads: 1
-    resources:
-        mem_mb=8000,
-        runtime=lambda wc: 60 if SCALE != "paper" else 720,
-        gpu=1,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_images_sample.py"
 
@@ -180,20 +190,22 @@ rule p1_fig3b:
         gd_eval="results/p1_images/L2H4/gd_eval.json",
         samples=p1i_samples("L2H4"),
     output:
-        png=report("figures/p1/fig3b.png", caption="../report/p1_fig3b.rst", category="P1", subcategory="Fig. 3"),
-        pdf="figures/p1/fig3b.pdf",
-        csv="figures/p1/fig3b.csv",
-    params:
-        sets=["omniglot", "fashion"],
-        title="L = 2, H = 4: theory at the T selected per N on the Omniglot test set",
+        **figure("figures/p1/fig3b", "p1_fig3b", "P1", "Fig. 3"),
+        metrics="results/metrics/p1_images/p1_fig3b.json",
     log:
         "logs/p1_images/p1_fig3b.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_fig3b.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        model="L2H4",
+        sets=["omniglot", "fashion"],
+        title="L = 2, H = 4: theory at the T selected per N on the Omniglot test set",
     script:
         "../scripts/p1_images_fig_accuracy.py"
 
@@ -205,17 +217,18 @@ rule p1_fig3c:
         gd_eval="results/p1_images/L2H4/gd_eval.json",
         samples=p1i_samples("L2H4")[0],
     output:
-        png=report("figures/p1/fig3c.png", caption="../report/p1_fig3c.rst", category="P1", subcategory="Fig. 3"),
-        pdf="figures/p1/fig3c.pdf",
-        csv="figures/p1/fig3c.csv",
+        **figure("figures/p1/fig3c", "p1_fig3c", "P1", "Fig. 3"),
+        metrics="results/metrics/p1_images/p1_fig3c.json",
     log:
         "logs/p1_images/p1_fig3c.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_fig3c.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p1_images_fig3c.py"
 
@@ -225,17 +238,18 @@ rule p1_fig3d:
     input:
         theory="results/p1_images/L2H4/theory.npz",
     output:
-        png=report("figures/p1/fig3d.png", caption="../report/p1_fig3d.rst", category="P1", subcategory="Fig. 3"),
-        pdf="figures/p1/fig3d.pdf",
-        csv="figures/p1/fig3d.csv",
+        **figure("figures/p1/fig3d", "p1_fig3d", "P1", "Fig. 3"),
+        metrics="results/metrics/p1_images/p1_fig3d.json",
     log:
         "logs/p1_images/p1_fig3d.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_fig3d.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p1_images_fig3d.py"
 
@@ -246,50 +260,21 @@ rule p1_fig6:
         theory="results/p1_images/L3H3/theory.npz",
         gd_eval="results/p1_images/L3H3/gd_eval.json",
     output:
-        png=report("figures/p1/fig6.png", caption="../report/p1_fig6.rst", category="P1", subcategory="Fig. 6"),
-        pdf="figures/p1/fig6.pdf",
-        csv="figures/p1/fig6.csv",
-    params:
-        sets=["omniglot", "mnist", "fashion"],
-        title="L = 3, H = 3: theory at the T selected per N on the Omniglot test set",
+        **figure("figures/p1/fig6", "p1_fig6", "P1", "Fig. 6"),
+        metrics="results/metrics/p1_images/p1_fig6.json",
     log:
         "logs/p1_images/p1_fig6.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_fig6.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        model="L3H3",
+        sets=["omniglot", "mnist", "fashion"],
+        title="L = 3, H = 3: theory at the T selected per N on the Omniglot test set",
     script:
         "../scripts/p1_images_fig_accuracy.py"
-
-
-rule p1_images_metrics:
-    """Ledger entries of the image task (ids of issue 6)."""
-    input:
-        theory_l2h4="results/p1_images/L2H4/theory.npz",
-        theory_l3h3="results/p1_images/L3H3/theory.npz",
-        gd_eval_l2h4="results/p1_images/L2H4/gd_eval.json",
-        samples=p1i_samples("L2H4"),
-    output:
-        metrics="results/metrics/p1_images/p1_images_metrics.json",
-    log:
-        "logs/p1_images/p1_images_metrics.log",
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=5,
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../scripts/p1_images_metrics.py"
-
-
-ALL_FIGURES.extend(["figures/p1/fig3b.png", "figures/p1/fig3c.png", "figures/p1/fig3d.png", "figures/p1/fig6.png"])
-ALL_METRICS.extend(
-    [
-        "results/metrics/p1_images/p1_images_metrics.json",
-        "results/metrics/p1_images/gd_L2H4.json",
-        "results/metrics/p1_images/gd_L3H3.json",
-    ]
-)

@@ -15,22 +15,24 @@ rule p1_pruning_theory_U:
     output:
         U="results/p1_pruning/{model}/theory_U.npz",
         summary="results/p1_pruning/{model}/theory_U.json",
+    log:
+        "logs/p1_pruning/p1_pruning_theory_U_{model}.log",
+    benchmark:
+        "results/benchmarks/p1_pruning/p1_pruning_theory_U_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1P_MODELS),
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda wc: 8000 if wc.model == "L2H4" else 16000,
+        runtime=lambda wc: 30 if SCALE != "paper" else 240,
     params:
         N=P1P["theory_N"],
         T=P1P["theory_T"],
         P=lambda wc: P1P_MODELS[wc.model],
         tol=P1P["tol"],
         max_steps=P1P["max_steps"],
-    log:
-        "logs/p1_pruning/p1_pruning_theory_U_{model}.log",
-    threads: 2
-    resources:
-        mem_mb=lambda wc: 8000 if wc.model == "L2H4" else 16000,
-        runtime=lambda wc: 30 if SCALE != "paper" else 240,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_pruning_theory.py"
 
@@ -45,21 +47,23 @@ rule p1_pruning_evaluate:
     output:
         result="results/p1_pruning/{model}/pruning.json",
         metrics="results/metrics/p1_pruning/pruning_{model}.json",
+    log:
+        "logs/p1_pruning/p1_pruning_evaluate_{model}.log",
+    benchmark:
+        "results/benchmarks/p1_pruning/p1_pruning_evaluate_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1P_MODELS),
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        mem_mb=6000,
+        runtime=lambda wc: 30 if SCALE != "paper" else 120,
     params:
         n_omniglot=P1P["n_omniglot"],
         random_orders=P1P["random_orders"],
         random_seed=P1P["random_seed"],
         ledger_single=lambda wc: wc.model == "L2H4",
-    log:
-        "logs/p1_pruning/p1_pruning_evaluate_{model}.log",
-    threads: 2
-    resources:
-        mem_mb=6000,
-        runtime=lambda wc: 30 if SCALE != "paper" else 120,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p1_pruning_evaluate.py"
 
@@ -70,22 +74,21 @@ rule p1_pruning_figures:
         small="results/p1_pruning/L2H4/pruning.json",
         large="results/p1_pruning/L2H8/pruning.json",
     output:
-        fig3e=report("figures/p1/fig3e.png", caption="../report/p1_fig3e.rst", category="P1", subcategory="Fig. 3"),
-        fig3f=report("figures/p1/fig3f.png", caption="../report/p1_fig3f.rst", category="P1", subcategory="Fig. 3"),
-        fig7=report("figures/p1/fig7.png", caption="../report/p1_fig7.rst", category="P1", subcategory="Fig. 7"),
-    params:
-        scale=SCALE,
+        **figure("figures/p1/fig3e", "p1_fig3e", "P1", "Fig. 3", name="fig3e"),
+        **figure("figures/p1/fig3f", "p1_fig3f", "P1", "Fig. 3", name="fig3f"),
+        **figure("figures/p1/fig7", "p1_fig7", "P1", "Fig. 7", name="fig7"),
+        fig7_scores_csv="figures/p1/fig7_scores.csv",
     log:
         "logs/p1_pruning/p1_pruning_figures.log",
+    benchmark:
+        "results/benchmarks/p1_pruning/p1_pruning_figures.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        scale=SCALE,
     script:
         "../scripts/p1_pruning_figures.py"
-
-
-ALL_FIGURES.extend(["figures/p1/fig3e.png", "figures/p1/fig3f.png", "figures/p1/fig7.png"])
-ALL_METRICS.extend([f"results/metrics/p1_pruning/pruning_{m}.json" for m in P1P_MODELS])

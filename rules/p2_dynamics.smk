@@ -12,8 +12,19 @@ rule p2_gamp_run:
     """One GAMP run (own teacher, data and initialisation) recording M^t and Q^t per iteration (spec §2.7)."""
     output:
         run="results/p2_dynamics/gamp/run{run}.npz",
+    log:
+        "logs/p2_dynamics/p2_gamp_run_{run}.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_gamp_run_{run}.tsv"
     wildcard_constraints:
         run=r"\d+",
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+        gpu=1,
     params:
         d=P2D["gamp_d"],
         alpha=P2D["gamp_alpha"],
@@ -21,15 +32,6 @@ rule p2_gamp_run:
         runs=P2D["gamp_runs"],
         seed=P2D["gamp_seed"],
         damping=P2D["gamp_damping"],
-    log:
-        "logs/p2_dynamics/p2_gamp_run_{run}.log",
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=60,
-        gpu=1,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_dynamics_gamp.py"
 
@@ -40,23 +42,18 @@ rule p2_fig2_left:
         runs=expand("results/p2_dynamics/gamp/run{run}.npz", run=P2D_GAMP_RUNS),
         ref_m=raw("reference/spoc/AMP_BO_2w_d1000_alpha1.2_samples1_seed1.npy"),
     output:
-        png=report(
-            "figures/p2/fig2_left_gamp.png",
-            caption="../report/p2_fig2_left.rst",
-            category="P2",
-            subcategory="Fig. 2",
-        ),
-        pdf="figures/p2/fig2_left_gamp.pdf",
-        csv="figures/p2/fig2_left_gamp.csv",
+        **figure("figures/p2/fig2_left_gamp", "p2_fig2_left", "P2", "Fig. 2"),
         metrics="results/metrics/p2_dynamics/p2_fig2_left.json",
     log:
         "logs/p2_dynamics/p2_fig2_left.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_fig2_left.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_dynamics_fig2_left.py"
 
@@ -65,6 +62,17 @@ rule p2_sgd_train:
     """SGD on the two-layer attention target: all runs in one batched JAX program (spec §6.1)."""
     output:
         runs="results/p2_dynamics/sgd_runs.npz",
+    log:
+        "logs/p2_dynamics/p2_sgd_train.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_sgd_train.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=60,
+        gpu=1,
     params:
         d=P2D["sgd_d"],
         alpha=P2D["sgd_alpha"],
@@ -78,15 +86,6 @@ rule p2_sgd_train:
         seed=P2D["sgd_seed"],
         dtype=P2D["sgd_dtype"],
         chunk_epochs=P2D["sgd_chunk_epochs"],
-    log:
-        "logs/p2_dynamics/p2_sgd_train.log",
-    threads: 2
-    resources:
-        mem_mb=4000,
-        runtime=60,
-        gpu=1,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_dynamics_sgd.py"
 
@@ -98,25 +97,20 @@ rule p2_fig2_right:
         ref_c1=raw("reference/spoc/C1_random.npy"),
         ref_c2=raw("reference/spoc/C2_random.npy"),
     output:
-        png=report(
-            "figures/p2/fig2_right_sgd.png",
-            caption="../report/p2_fig2_right.rst",
-            category="P2",
-            subcategory="Fig. 2",
-        ),
-        pdf="figures/p2/fig2_right_sgd.pdf",
-        csv="figures/p2/fig2_right_sgd.csv",
+        **figure("figures/p2/fig2_right_sgd", "p2_fig2_right", "P2", "Fig. 2"),
         metrics="results/metrics/p2_dynamics/p2_fig2_right.json",
-    params:
-        epoch_axis=P2D["sgd_epoch_axis"],
     log:
         "logs/p2_dynamics/p2_fig2_right.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_fig2_right.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        epoch_axis=P2D["sgd_epoch_axis"],
     script:
         "../scripts/p2_dynamics_fig2_right.py"
 
@@ -128,8 +122,19 @@ rule p2_trec_run:
         vocab=raw("bert-base-uncased/vocab.txt"),
     output:
         run="results/p2_dynamics/trec/rep{rep}.npz",
+    log:
+        "logs/p2_dynamics/p2_trec_run_{rep}.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_trec_run_{rep}.tsv"
     wildcard_constraints:
         rep=r"\d+",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=120,
+        gpu=1,
     params:
         epochs=P2D["trec_epochs"],
         repetitions=P2D["trec_repetitions"],
@@ -140,15 +145,6 @@ rule p2_trec_run:
         max_questions=P2D["trec_max_questions"],
         max_length=P2D["trec_max_length"],
         seed=P2D["trec_seed"],
-    log:
-        "logs/p2_dynamics/p2_trec_run_{rep}.log",
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=120,
-        gpu=1,
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/p2_dynamics_trec.py"
 
@@ -160,29 +156,18 @@ rule p2_fig3_right:
         ref_s1=raw("reference/spoc/dist_1.npy"),
         ref_s2=raw("reference/spoc/dist_2.npy"),
     output:
-        png=report(
-            "figures/p2/fig3_right_trec.png",
-            caption="../report/p2_fig3_right.rst",
-            category="P2",
-            subcategory="Fig. 3",
-        ),
-        pdf="figures/p2/fig3_right_trec.pdf",
-        csv="figures/p2/fig3_right_trec.csv",
+        **figure("figures/p2/fig3_right_trec", "p2_fig3_right", "P2", "Fig. 3"),
         accuracy_csv="figures/p2/fig3_right_trec_accuracy.csv",
         metrics="results/metrics/p2_dynamics/p2_fig3_right.json",
     log:
         "logs/p2_dynamics/p2_fig3_right.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_fig3_right.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_dynamics_fig3_right.py"
-
-
-ALL_FIGURES.extend([rules.p2_fig2_left.output.png, rules.p2_fig2_right.output.png, rules.p2_fig3_right.output.png])
-ALL_METRICS.extend(
-    [rules.p2_fig2_left.output.metrics, rules.p2_fig2_right.output.metrics, rules.p2_fig3_right.output.metrics]
-)

@@ -4,9 +4,9 @@
 #   Fig. 3 left   depth 3: overlaps Q11, Q22, Q33 and plug-in errors
 #   Fig. 5        App. E.2: first-layer overlap at convergence with the last-layer overlap clamped
 
+from smattn.data.published import P2_PHASE_DIAGRAM_SKIPS
+
 P2T = group_params("p2_theory")
-# the authors' 16 skip strengths of alpha_critical.csv (spec §4.4)
-P2T_SKIPS = [4.0, 3.5, 3.0, 2.5, 2.0, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5625, 0.5, 0.1, 0.01, 0.0001]
 P2T_GAMP_ALPHAS = [format(float(a), "g") for a in P2T["gamp_alphas"]]
 
 
@@ -14,17 +14,35 @@ rule p2_l2_state_evolution:
     """L=2 SE curve at c = skip_c: explicit phase-II branch, SE iterations above alpha_first, BO/plug-in errors."""
     output:
         curve="results/p2_theory/l2_curve.json",
-    params:
-        **{k: P2T[k] for k in ("skip_c", "v_reg", "n1d", "seed", "l2_alpha_points", "l2_q_points", "n_k",
-                               "n_curve", "n_se", "se_damping", "se_tol", "se_max_iter", "error_samples")},
     log:
         "logs/p2_theory/p2_l2_state_evolution.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_l2_state_evolution.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        **{
+            k: P2T[k]
+            for k in (
+                "skip_c",
+                "v_reg",
+                "n1d",
+                "seed",
+                "l2_alpha_points",
+                "l2_q_points",
+                "n_k",
+                "n_curve",
+                "n_se",
+                "se_damping",
+                "se_tol",
+                "se_max_iter",
+                "error_samples",
+            )
+        },
     script:
         "../scripts/p2_theory_l2_curve.py"
 
@@ -33,8 +51,18 @@ rule p2_gamp_alpha:
     """GAMP (Algorithm 1, analytic channel Jacobian) on synthetic data at one alpha, all runs."""
     output:
         npz="results/p2_theory/gamp/alpha{alpha}.npz",
+    log:
+        "logs/p2_theory/p2_gamp_alpha{alpha}.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_gamp_alpha_{alpha}.tsv"
     wildcard_constraints:
         alpha=r"[0-9.]+",
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
     params:
         d=P2T["gamp_d"],
         runs=P2T["gamp_runs"],
@@ -44,14 +72,6 @@ rule p2_gamp_alpha:
         skip_c=P2T["skip_c"],
         v_reg=P2T["v_reg"],
         seed=P2T["seed"],
-    log:
-        "logs/p2_theory/p2_gamp_alpha{alpha}.log",
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=60,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_theory_gamp.py"
 
@@ -60,26 +80,25 @@ rule p2_fig1_left:
     """P2 Fig. 1 left: overlaps, regimes at our thresholds, GAMP crosses, errors; authors' curves dashed."""
     input:
         curve=rules.p2_l2_state_evolution.output.curve,
-        gamp=expand("results/p2_theory/gamp/alpha{alpha}.npz", alpha=P2T_GAMP_ALPHAS),
+        gamp=expand(rules.p2_gamp_alpha.output.npz, alpha=P2T_GAMP_ALPHAS),
         ref_bo=raw("reference/spoc/BO_2w.csv"),
         ref_amp=raw("reference/spoc/AMP_2w.csv"),
         ref_err=raw("reference/spoc/gen_error_BO_2w.csv"),
         ref_err_one=raw("reference/spoc/gen_error_BO_2w_one_layer.csv"),
         ref_err_amp=raw("reference/spoc/gen_error_AMP_2w.csv"),
     output:
-        png=report("figures/p2/fig1_left_overlaps.png", caption="../report/p2_fig1_left.rst", category="P2",
-                   subcategory="Fig. 1"),
-        pdf="figures/p2/fig1_left_overlaps.pdf",
-        csv="figures/p2/fig1_left_overlaps.csv",
+        **figure("figures/p2/fig1_left_overlaps", "p2_fig1_left", "P2", "Fig. 1"),
         metrics="results/metrics/p2_theory/p2_fig1_left.json",
     log:
         "logs/p2_theory/p2_fig1_left.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_fig1_left.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_theory_fig1_left.py"
 
@@ -88,8 +107,18 @@ rule p2_thresholds_c:
     """Thresholds at one skip strength c: alpha_last (K at Q=0), alpha_first self-consistent and literal."""
     output:
         json="results/p2_theory/thresholds/c{c}.json",
+    log:
+        "logs/p2_theory/p2_thresholds_c{c}.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_thresholds_c_{c}.tsv"
     wildcard_constraints:
         c=r"[0-9.e-]+",
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
     params:
         n_k=P2T["pd_n_k"],
         n_curve=P2T["pd_n_curve"],
@@ -99,14 +128,6 @@ rule p2_thresholds_c:
         v_reg=P2T["pd_v_reg"],
         q_max=P2T["pd_q_max"],
         seed=P2T["seed"],
-    log:
-        "logs/p2_theory/p2_thresholds_c{c}.log",
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=30,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_theory_thresholds.py"
 
@@ -114,27 +135,26 @@ rule p2_thresholds_c:
 rule p2_fig1_right:
     """P2 Fig. 1 right: phase diagram vs c with the authors' alpha_critical.csv; deviation note."""
     input:
-        thresholds=expand("results/p2_theory/thresholds/c{c}.json", c=[format(c, "g") for c in P2T_SKIPS]),
+        thresholds=expand(rules.p2_thresholds_c.output.json, c=[format(c, "g") for c in P2_PHASE_DIAGRAM_SKIPS]),
         ref=raw("reference/spoc/alpha_critical.csv"),
     output:
-        png=report("figures/p2/fig1_right_phase_diagram.png", caption="../report/p2_fig1_right.rst",
-                   category="P2", subcategory="Fig. 1"),
-        pdf="figures/p2/fig1_right_phase_diagram.pdf",
-        csv="figures/p2/fig1_right_phase_diagram.csv",
+        **figure("figures/p2/fig1_right_phase_diagram", "p2_fig1_right", "P2", "Fig. 1"),
         md="results/p2/phase_diagram_deviation.md",
         metrics="results/metrics/p2_theory/p2_fig1_right.json",
-    params:
-        scale=SCALE,
-        v_reg=P2T["pd_v_reg"],
-        q_max=P2T["pd_q_max"],
     log:
         "logs/p2_theory/p2_fig1_right.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_fig1_right.tsv"
+    conda:
+        "../envs/jax.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../envs/jax.yaml"
+    params:
+        scale=SCALE,
+        v_reg=P2T["pd_v_reg"],
+        q_max=P2T["pd_q_max"],
     script:
         "../scripts/p2_theory_fig1_right.py"
 
@@ -146,12 +166,19 @@ rule p2_fig3_left:
         ref_err=raw("reference/spoc/gen_error_BO_3w.csv"),
         ref_err_last=raw("reference/spoc/gen_error_BO_3w_last_layer.csv"),
     output:
-        png=report("figures/p2/fig3_left_depth3.png", caption="../report/p2_fig3_left.rst", category="P2",
-                   subcategory="Fig. 3"),
-        pdf="figures/p2/fig3_left_depth3.pdf",
-        csv="figures/p2/fig3_left_depth3.csv",
+        **figure("figures/p2/fig3_left_depth3", "p2_fig3_left", "P2", "Fig. 3"),
         record="results/p2_theory/l3_se.json",
         metrics="results/metrics/p2_theory/p2_fig3_left.json",
+    log:
+        "logs/p2_theory/p2_fig3_left.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_fig3_left.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
     params:
         skip_c=P2T["skip_c"],
         alphas=P2T["l3_alphas"],
@@ -164,14 +191,6 @@ rule p2_fig3_left:
         v_reg=P2T["v_reg"],
         error_samples=P2T["error_samples"],
         seed=P2T["seed"],
-    log:
-        "logs/p2_theory/p2_fig3_left.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_theory_fig3_left.py"
 
@@ -179,10 +198,17 @@ rule p2_fig3_left:
 rule p2_fig5:
     """P2 Fig. 5 (App. E.2): Q11 at convergence vs the clamped Q22."""
     output:
-        png=report("figures/p2/fig5_clamped.png", caption="../report/p2_fig5.rst", category="P2",
-                   subcategory="Fig. 5"),
-        pdf="figures/p2/fig5_clamped.pdf",
-        csv="figures/p2/fig5_clamped.csv",
+        **figure("figures/p2/fig5_clamped", "p2_fig5", "P2", "Fig. 5"),
+    log:
+        "logs/p2_theory/p2_fig5.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_fig5.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
     params:
         skip_c=P2T["skip_c"],
         alpha=P2T["fig5_alpha"],
@@ -194,30 +220,5 @@ rule p2_fig5:
         v_reg=P2T["v_reg"],
         n1d=P2T["n1d"],
         seed=P2T["seed"],
-    log:
-        "logs/p2_theory/p2_fig5.log",
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    conda:
-        "../envs/jax.yaml"
     script:
         "../scripts/p2_theory_fig5.py"
-
-
-ALL_FIGURES.extend(
-    [
-        "figures/p2/fig1_left_overlaps.png",
-        "figures/p2/fig1_right_phase_diagram.png",
-        "figures/p2/fig3_left_depth3.png",
-        "figures/p2/fig5_clamped.png",
-    ]
-)
-ALL_METRICS.extend(
-    [
-        "results/metrics/p2_theory/p2_fig1_left.json",
-        "results/metrics/p2_theory/p2_fig1_right.json",
-        "results/metrics/p2_theory/p2_fig3_left.json",
-    ]
-)

@@ -1,10 +1,8 @@
 # The metrics ledger and the claims table (P1 and P2), collected from every analysis rule.
 
-CLAIM_FILES = sorted(
-    f"claims/{Path(f).stem}.yaml"
-    for f in GROUP_RULE_FILES
-    if Path(workflow.basedir, "claims", f"{Path(f).stem}.yaml").exists()
-)
+_missing_claims = [f for f in CLAIM_FILES if not Path(workflow.basedir, f).exists()]
+if _missing_claims:
+    raise WorkflowError(f"claim files listed in the Snakefile are missing: {', '.join(_missing_claims)}")
 
 
 rule metrics_ledger:
@@ -20,15 +18,15 @@ rule metrics_ledger:
             caption="../report/claims.rst",
             category="Claims",
         ),
-    params:
-        scale=SCALE,
     log:
         "logs/report/metrics_ledger.log",
+    conda:
+        "../envs/workflow.yaml"
     threads: 1
     resources:
         mem_mb=512,
         runtime=5,
-    conda:
-        "../envs/workflow.yaml"
+    params:
+        scale=SCALE,
     script:
         "../scripts/metrics_ledger.py"

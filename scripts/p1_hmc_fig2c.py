@@ -17,7 +17,7 @@ def main(io):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from smattn.io import save_figure, write_csv
+    from smattn.io import fmt_id, save_figure, write_csv, write_metrics
 
     th = json.load(open(io.input.theory))
     samples = [json.load(open(f)) for f in (io.input.samples if isinstance(io.input.samples, list) else [io.input.samples])
@@ -36,7 +36,7 @@ def main(io):
     ax.set_ylabel("test accuracy (%)")
     ax.legend(fontsize=7)
     ax.set_title("HMC task, all four paths")
-    save_figure(fig, io.output.top_png)
+    save_figure(fig, io.output.top_png, io.output.top_pdf)
     plt.close(fig)
     rows = [["theory", r["N"], r["acc"], r["steps"], r["g_max"], r["converged"]] for r in th["runs"]]
     rows += [["sampled", s["N"], s["acc"], s["n_samples"], s["divergences"], s["ess_U_min"]] for s in samples]
@@ -62,9 +62,30 @@ def main(io):
         for i in range(4):
             for j in range(4):
                 csv_rows.append([r["N"], NAMES[i], NAMES[j], U[i, j]])
-    save_figure(fig, io.output.bottom_png)
+    save_figure(fig, io.output.bottom_png, io.output.bottom_pdf)
     plt.close(fig)
     write_csv(io.output.bottom_csv, ["N", "path_row", "path_col", "U"], csv_rows)
+
+    # ledger: theory and sampled accuracies, GP lines, U at N = 10, its minimisation time, kernel-label alignment
+    m = {}
+    for r in th["runs"]:
+        m[f"p1.hmc.acc_theory[N={fmt_id(r['N'])}]"] = r["acc"]
+    for s in samples:
+        m[f"p1.hmc.acc_sampled[N={fmt_id(s['N'])}]"] = s["acc"]
+    m["p1.hmc.acc_gp_all"] = th["acc_gp"]
+    m["p1.hmc.acc_gp_good"] = th["acc_gp_good"]
+    m["p1.hmc.acc_gp_good_denoising"] = th["acc_gp_good_denoising"]
+    r10 = [r for r in th["runs"] if r["N"] == 10.0]
+    if r10:
+        U = np.asarray(r10[0]["U"])
+        for i in range(4):
+            for j in range(i, 4):
+                m[f"p1.hmc.U[N=10][{i},{j}]"] = U[i, j]
+        m["p1.hmc.minimise_seconds[N=10]"] = r10[0]["seconds"]
+        al = th["alignment"]
+        m["p1.hmc.alignment_max_overlap[kernel=gp]"] = max(al["gp"])
+        m["p1.hmc.alignment_max_overlap[kernel=renormalised]"] = max(al["renormalised"])
+    write_metrics(io.output.metrics, m)
 
 
 if __name__ == "__main__":

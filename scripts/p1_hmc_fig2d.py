@@ -18,7 +18,7 @@ def main(io):
     gp, rn = k["overlap_gp"], k["overlap_rn"]
     fig, ax = plt.subplots(figsize=(4.5, 2.8))
     idx = alignment_bars(ax, gp, rn, f"renormalised (N = {float(k['N']):g})")
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
     write_csv(io.output.csv, ["pc_rank", "overlap_gp", "overlap_renormalised"],
               [[int(i), float(a), float(b)] for i, a, b in zip(idx, gp, rn)])

@@ -11,7 +11,7 @@ def main(io):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from smattn.io import save_figure, write_csv
+    from smattn.io import fmt_id, save_figure, write_csv, write_metrics
 
     th = json.load(open(io.input.theory))
     sample_files = io.input.samples if isinstance(io.input.samples, list) else [io.input.samples]
@@ -27,12 +27,22 @@ def main(io):
     ax.set_ylabel("test accuracy (%)")
     ax.set_title(io.params.title, fontsize=9)
     ax.legend(fontsize=7)
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
     rows = [["theory", r["N"], r["acc"], r["steps"], r["g_max"]] for r in th["runs"]]
     rows += [["sampled", s["N"], s["acc"], s["n_samples"], s["divergences"]] for s in samples]
     rows += [["gp", "", th["acc_gp"], "", ""]]
     write_csv(io.output.csv, ["kind", "N", "accuracy", "steps_or_samples", "g_max_or_divergences"], rows)
+
+    # ledger: theory, GP and sampled accuracies of this layer-1 head (params.head: random or uniform)
+    head = io.params.head
+    m = {}
+    for r in th["runs"]:
+        m[f"p1.hmc2.acc_theory[head={head}][N={fmt_id(r['N'])}]"] = r["acc"]
+    m[f"p1.hmc2.acc_gp[head={head}]"] = th["acc_gp"]
+    for s in samples:
+        m[f"p1.hmc2.acc_sampled[head={head}][N={fmt_id(s['N'])}]"] = s["acc"]
+    write_metrics(io.output.metrics, m)
 
 
 if __name__ == "__main__":

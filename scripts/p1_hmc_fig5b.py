@@ -31,7 +31,7 @@ def main(io):
         ax.set_yticks([0, 25], ["0", "75"])
         fig.colorbar(im, ax=ax, fraction=0.046)
         rows += [[title, int(SEL[i]), int(SEL[j]), float(sub[i, j])] for i in range(50) for j in range(50)]
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
     write_csv(io.output.csv, ["panel", "example_row", "example_col", "value"], rows)
 

@@ -16,7 +16,7 @@ def main(io):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from smattn.io import save_figure, write_csv
+    from smattn.io import save_figure, write_csv, write_metrics
 
     th = np.load(io.input.theory)
     gd = json.load(open(io.input.gd_eval))
@@ -44,8 +44,14 @@ def main(io):
             rows.append([title.split(" (")[0], labels[a], labels[b], U[a, b]])
     fig.suptitle("order parameter U, paths (h1, h2), h1 slow", fontsize=10)
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     write_csv(io.output.csv, ["panel", "path_row", "path_col", "U"], rows)
+
+    # ledger: sign agreement of the off-diagonal entries of U, theory (smallest width) vs GD
+    U, U_gd = th["U_selected"][i], np.array(gd["U_gd"])
+    off = ~np.eye(U.shape[0], dtype=bool)
+    write_metrics(io.output.metrics,
+                  {"p1.img.U_sign_agreement[theory_vs_gd]": float(np.mean(np.sign(U[off]) == np.sign(U_gd[off])))})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ def main(io):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from smattn.io import save_figure, write_csv
+    from smattn.io import save_figure, write_csv, write_metrics
     from smattn.p1.plotting import alignment_bars
 
     th = np.load(io.input.theory)
@@ -21,8 +21,10 @@ def main(io):
     k = alignment_bars(ax, gp, rn,
                        f"renormalised (N = {float(th['alignment_N']):g}, T = {float(th['alignment_T']):g})")
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     write_csv(io.output.csv, ["k", "overlap_renormalised", "overlap_gp"], zip(k, rn, gp))
+    write_metrics(io.output.metrics, {"p1.img.alignment_max_overlap[kernel=gp]": float(gp.max()),
+                                      "p1.img.alignment_max_overlap[kernel=renormalised]": float(rn.max())})
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ def main(io):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from smattn.io import save_figure, write_csv
+    from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.p1.images.theory_grid import TEST_SETS
 
     p = io.params
     sets = list(p.sets)
@@ -54,8 +55,23 @@ def main(io):
     axes[0][0].legend(fontsize=7, loc="best")
     fig.suptitle(p.title, fontsize=10)
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     write_csv(io.output.csv, ["kind", "set", "N", "T", "accuracy", "steps", "g_max", "converged"], rows)
+
+    # ledger (every test set, not only the plotted ones): selected T and theory accuracy per N, GP accuracy,
+    # sampled accuracies
+    model = p.model
+    m = {}
+    for i, N in enumerate(th["widths"]):
+        m[f"p1.img.T_selected[model={model}][N={fmt_id(N)}]"] = float(th["T_selected"][i])
+        for s in TEST_SETS:
+            m[f"p1.img.acc_theory[model={model}][set={s}][N={fmt_id(N)}]"] = float(th[f"acc_selected_{s}"][i])
+    for s in TEST_SETS:
+        m[f"p1.img.acc_gp[model={model}][set={s}]"] = float(th[f"gp_acc_selected_{s}"])
+    for d in samples:
+        for s in TEST_SETS:
+            m[f"p1.img.acc_sampled[model={d['model']}][set={s}][N={d['N']}]"] = d["acc"][s]
+    write_metrics(io.output.metrics, m)
 
 
 if __name__ == "__main__":

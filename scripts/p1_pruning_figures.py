@@ -66,27 +66,27 @@ def main(io):
         if key == "small":
             fig, ax = plt.subplots(figsize=(5.2, 3.4))
             drops = scores_panel(ax, r, show_authors=(scale == "paper"))
-            save_figure(fig, io.output.fig3e)
+            save_figure(fig, io.output.fig3e_png, io.output.fig3e_pdf)
             plt.close(fig)
-            write_csv(io.output.fig3e.replace(".png", ".csv"), ["head", "score", "score_diagonal", "drop_points"],
+            write_csv(io.output.fig3e_csv, ["head", "score", "score_diagonal", "drop_points"],
                       [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)])
             fig, ax = plt.subplots(figsize=(5.2, 3.8))
             cumulative_panel(ax, r)
-            save_figure(fig, io.output.fig3f)
+            save_figure(fig, io.output.fig3f_png, io.output.fig3f_pdf)
             plt.close(fig)
-            path = io.output.fig3f
+            cumulative_csv = io.output.fig3f_csv
         else:
             fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"wspace": 0.55})
             drops = scores_panel(axes[0], r, show_authors=False)
             cumulative_panel(axes[1], r)
             fig.suptitle(f"L = 2, H = {r['heads'][0]}: head scores and pruning", fontsize=10)
-            save_figure(fig, io.output.fig7)
+            save_figure(fig, io.output.fig7_png, io.output.fig7_pdf)
             plt.close(fig)
-            path = io.output.fig7
-            write_csv(path.replace(".png", "_scores.csv"), ["head", "score", "score_diagonal", "drop_points"],
+            cumulative_csv = io.output.fig7_csv
+            write_csv(io.output.fig7_scores_csv, ["head", "score", "score_diagonal", "drop_points"],
                       [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)])
         c = r["cumulative"]
-        write_csv(path.replace(".png", ".csv"),
+        write_csv(cumulative_csv,
                   ["k", "pruned", "params_removed_fraction"]
                   + [f"{o}_{s}" for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
                   + [f"random_{m}_{s}" for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")],

@@ -82,7 +82,7 @@ def main(io):
     ax2.set_title("true cosine with the teacher", fontsize=8.5)
     ax.legend(fontsize=6, loc="upper left", frameon=False, ncol=2)
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
     header = ["iteration"] + [f"C{k + 1}_mean" for k in range(2)] + [f"cos{k + 1}_mean" for k in range(2)] + \

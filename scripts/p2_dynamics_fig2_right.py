@@ -62,7 +62,7 @@ def main(io):
     ax.set_title(f"SGD: d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[1]} runs, {cfg['epochs']} epochs", fontsize=9)
     ax.legend(fontsize=6.5, loc="upper left", frameon=False, ncol=2)
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
     header = ["record", "x"] + [f"C{l + 1}_mean" for l in range(2)] + \

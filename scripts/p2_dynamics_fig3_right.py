@@ -54,7 +54,7 @@ def main(io):
     axa.set_ylabel("validation accuracy")
     axa.set_ylim(0, 1)
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
     n = S.shape[-1]

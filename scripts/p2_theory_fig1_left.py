@@ -77,7 +77,7 @@ def main(io):
     ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False, fontsize=6)
     fig.tight_layout()
     fig.subplots_adjust(bottom=0.4)
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
 
     rows = (long_rows("Q11_se", al, q11) + long_rows("Q22_se", al, q22)
             + long_rows("error_bo", al, r["error_bo"], r["error_bo_se"])

@@ -40,7 +40,7 @@ def main(io):
     ax.set_ylabel(r"$\alpha$")
     ax.legend(frameon=False, fontsize=6, loc="upper right")
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
 
     rows = []
     for r in rs:

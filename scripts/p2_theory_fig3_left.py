@@ -64,7 +64,7 @@ def main(io):
     fig.legend(h1 + h2, l1 + l2, frameon=False, fontsize=6, loc="lower center", ncol=3)
     ax.set_title(rf"$L=3$, $c={P.skip_c:g}$ (dashed: authors)", fontsize=8)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
 
     rows = (long_rows("Q11", alphas, q[:, 0]) + long_rows("Q22", alphas, q[:, 1]) + long_rows("Q33", alphas, q[:, 2])
             + long_rows("error_plugin", ax_al, np.concatenate([[e0[0]], full[:, 0]]),

@@ -25,7 +25,7 @@ def main(io):
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.05, 1.05)
     fig.tight_layout()
-    save_figure(fig, io.output.png)
+    save_figure(fig, io.output.png, io.output.pdf)
     write_csv(io.output.csv, ["series", "x", "y", "err"],
               long_rows("Q11", r["q22"], r["q11"]) + long_rows("iterations", r["q22"], r["iterations"])
               + long_rows("residual", r["q22"], r["residual"]) + long_rows("converged", r["q22"], r["converged"])

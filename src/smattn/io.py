@@ -92,12 +92,16 @@ def write_csv(path: str | os.PathLike, header: Sequence[str], rows: Iterable[Seq
                 w.writerow(list(row))
 
 
-def save_figure(fig, png_path: str | os.PathLike, dpi: int = 150) -> None:
-    """Save a matplotlib figure as PNG at ``png_path`` and as PDF beside it (same stem), atomically."""
+def save_figure(fig, png_path: str | os.PathLike, pdf_path: str | os.PathLike | None = None, dpi: int = 150) -> None:
+    """Save a matplotlib figure as PNG at ``png_path`` and as PDF at ``pdf_path`` (default: beside the PNG, same
+    stem), atomically."""
     png = Path(png_path)
     if png.suffix != ".png":
         raise ValueError(f"figure path must end in .png, got {png}")
-    for target, fmt in ((png, "png"), (png.with_suffix(".pdf"), "pdf")):
+    pdf = png.with_suffix(".pdf") if pdf_path is None else Path(pdf_path)
+    if pdf.suffix != ".pdf":
+        raise ValueError(f"figure path must end in .pdf, got {pdf}")
+    for target, fmt in ((png, "png"), (pdf, "pdf")):
         with atomic_path(target) as tmp:
             fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight")
 

@@ -5,6 +5,11 @@ same names come from the command line::
 
     python scripts/x.py --input name=path ... --output name=path ... --params '{"k": 1}' [--log path] [--threads 2]
 
+or, with the real job of a rule built from the Snakefile (inputs, outputs, params, wildcards, threads and log as
+Snakemake would pass them; the explicit options above then override single entries)::
+
+    python scripts/x.py --rule p2_thresholds_c --wildcards c=1 [--config scale=smoke ...] [--output json=/tmp/c1.json]
+
 The script's ``main(io)`` sees ``io.input.<name>``, ``io.output.<name>``, ``io.params.<name>``,
 ``io.wildcards.<name>``, ``io.threads``, ``io.log`` (a path or None) and ``io.config`` (the workflow config;
 empty standalone). When a log path is given, stdout and
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -69,16 +75,115 @@ def _pairs(items: Sequence[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
+def _find_snakefile(start: Path) -> Path:
+    """The workflow's Snakefile: in ``start`` or the closest parent directory that has one."""
+    for d in (start, *start.parents):
+        if (d / "Snakefile").is_file():
+            return d / "Snakefile"
+    raise SystemExit(f"--rule: no Snakefile in {start} or any parent directory")
+
+
+def _absolute(value, root: Path):
+    """Paths of a job (str, or lists of str) made absolute against the workflow root."""
+    if isinstance(value, (list, tuple)):
+        return [_absolute(v, root) for v in value]
+    return str(root / value)
+
+
+def _plain(value):
+    """Snakemake's list-like containers (Namedlist, InputFiles, ...) as plain lists of plain str."""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _named_entries(namedlist) -> dict:
+    return {k: _plain(v) for k, v in namedlist.items()}
+
+
+@contextlib.contextmanager
+def loaded_workflow(config: Sequence[str] = (), snakefile: str | Path | None = None):
+    """Snakemake's parsed workflow of ``snakefile`` (default: the Snakefile in the current directory or a parent),
+    loaded through Snakemake's API with the ``config`` overrides (``key=value`` strings, parsed like
+    ``snakemake --config``). Inside the block the working directory is the workflow's; it is restored after.
+    Snakemake is imported here only: the science library never needs it."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.cli import parse_config
+    from snakemake.settings.enums import Quietness
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    snakefile = (Path(snakefile) if snakefile is not None else _find_snakefile(Path.cwd())).resolve()
+    cwd = Path.cwd()
+    try:
+        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+            wf_api = api.workflow(
+                resource_settings=ResourceSettings(),
+                config_settings=ConfigSettings(config=parse_config(list(config))),
+                snakefile=snakefile,
+                workdir=snakefile.parent,
+            )
+            yield wf_api._workflow  # the parsed workflow (Snakemake's API has no public accessor for it)
+    finally:
+        os.chdir(cwd)
+
+
+def job_from_workflow(
+    rule: str,
+    wildcards: dict[str, str] | None = None,
+    config: Sequence[str] = (),
+    snakefile: str | Path | None = None,
+) -> ScriptIO:
+    """The ScriptIO of one job of ``rule``, as Snakemake would build it.
+
+    Loads the workflow (see ``loaded_workflow``), applies ``wildcards`` ({name: value}; every wildcard of the
+    rule's outputs must be given) to the rule's inputs, outputs, params, threads and log, and returns them with
+    paths made absolute against the workflow's directory.
+    """
+    wildcards = dict(wildcards or {})
+    with loaded_workflow(config, snakefile) as workflow:
+        root = Path(workflow.basedir)
+        if not workflow.is_rule(rule):
+            names = sorted(r.name for r in workflow.rules)
+            raise SystemExit(f"--rule: no rule {rule!r} in {workflow.main_snakefile}; rules: {names}")
+        r = workflow.get_rule(rule)
+        missing = sorted(set(r.wildcard_names) - set(wildcards))
+        extra = sorted(set(wildcards) - set(r.wildcard_names))
+        if missing or extra:
+            raise SystemExit(
+                f"--rule {rule}: wildcards {sorted(r.wildcard_names)} expected; missing {missing}, unknown {extra}"
+            )
+        output, _ = r.expand_output(wildcards)
+        input, _, _, _ = r.expand_input(wildcards)
+        params, _ = r.expand_params(wildcards, input, output, job=None)
+        logs = list(r.expand_log(wildcards))
+        threads = r.expand_resources(wildcards, input, attempt=1)["_cores"]
+        cfg = dict(workflow.config)
+    return ScriptIO(
+        input=SimpleNamespace(**{k: _absolute(v, root) for k, v in _named_entries(input).items()}),
+        output=SimpleNamespace(**{k: _absolute(v, root) for k, v in _named_entries(output).items()}),
+        params=SimpleNamespace(**_named_entries(params)),
+        wildcards=SimpleNamespace(**wildcards),
+        threads=int(threads),
+        log=_absolute(str(logs[0]), root) if logs else None,
+        config=cfg,
+    )
+
+
 def from_argv(argv: Sequence[str] | None = None) -> ScriptIO:
     ap = argparse.ArgumentParser(description="Run a workflow script standalone.")
+    ap.add_argument("--rule", default=None, help="build the job of this rule from the Snakefile")
+    ap.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="with --rule: config overrides")
+    ap.add_argument("--snakefile", default=None, help="with --rule: the Snakefile (default: found from the cwd)")
     ap.add_argument("--input", nargs="*", default=[], metavar="NAME=PATH")
     ap.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
     ap.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
-    ap.add_argument("--params", default="{}", help="JSON object, or @file.json")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--params", default=None, help="JSON object, or @file.json")
+    ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--log", default=None)
     ns = ap.parse_args(argv)
-    raw = ns.params
+    raw = "{}" if ns.params is None else ns.params
     if raw.startswith("@"):
         raw = Path(raw[1:]).read_text()
     try:
@@ -87,14 +192,32 @@ def from_argv(argv: Sequence[str] | None = None) -> ScriptIO:
         raise SystemExit(f"--params is not valid JSON: {exc}") from exc
     if not isinstance(params, dict):
         raise SystemExit("--params must be a JSON object")
-    return ScriptIO(
-        input=SimpleNamespace(**_pairs(ns.input, "--input")),
-        output=SimpleNamespace(**_pairs(ns.output, "--output")),
-        params=SimpleNamespace(**params),
-        wildcards=SimpleNamespace(**_pairs(ns.wildcards, "--wildcards")),
-        threads=ns.threads,
-        log=ns.log,
-    )
+    wildcards = _pairs(ns.wildcards, "--wildcards")
+    if ns.rule is None:
+        if ns.config or ns.snakefile:
+            raise SystemExit("--config and --snakefile need --rule")
+        return ScriptIO(
+            input=SimpleNamespace(**_pairs(ns.input, "--input")),
+            output=SimpleNamespace(**_pairs(ns.output, "--output")),
+            params=SimpleNamespace(**params),
+            wildcards=SimpleNamespace(**wildcards),
+            threads=1 if ns.threads is None else ns.threads,
+            log=ns.log,
+        )
+    io = job_from_workflow(ns.rule, wildcards, ns.config, ns.snakefile)
+    # explicit entries override single entries of the job (e.g. to write the outputs elsewhere)
+    for flag, ns_attr, given in (("--input", io.input, ns.input), ("--output", io.output, ns.output)):
+        for k, v in _pairs(given, flag).items():
+            if not hasattr(ns_attr, k):
+                raise SystemExit(f"{flag} {k}: rule {ns.rule} has no such entry")
+            setattr(ns_attr, k, v)
+    for k, v in params.items():
+        setattr(io.params, k, v)
+    if ns.threads is not None:
+        io.threads = ns.threads
+    if ns.log is not None:
+        io.log = ns.log
+    return io
 
 
 def run(main: Callable[[ScriptIO], object], smk=None, argv: Sequence[str] | None = None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -130,3 +131,71 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     # a second run has nothing left to do
     r = snakemake(["-n", "--cores", "2", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
+
+
+# --- the target list and the rule conventions (rules/common.smk) ---------------------------------------------------
+
+EXPECTED_FIGURES = [
+    f"figures/p2/{n}.png"
+    for n in (
+        "fig1_left_overlaps", "fig1_right_phase_diagram", "fig3_left_depth3", "fig5_clamped", "fig2_left_gamp",
+        "fig2_right_sgd", "fig3_right_trec",
+    )
+] + [
+    f"figures/p1/{n}.png"
+    for n in (
+        "fig2c_top", "fig2c_bottom", "fig2d", "fig2e", "fig5b", "fig5c", "fig3b", "fig3c", "fig3d", "fig6", "fig3e",
+        "fig3f", "fig7",
+    )
+]
+NO_BENCHMARK = {"all", "fetch_raw", "raw_data", "metrics_ledger"}  # local rules and pure aggregation
+
+
+@pytest.fixture(scope="module")
+def workflow_rules(repo):
+    from smattn.scriptio import loaded_workflow
+
+    with loaded_workflow(["scale=smoke"], repo / "Snakefile") as wf:
+        yield {r.name: r for r in wf.rules}
+
+
+def test_target_list_is_every_figure(workflow_rules):
+    targets = [str(f) for f in workflow_rules["all"].input]
+    assert [f for f in targets if f.startswith("figures/")] == EXPECTED_FIGURES
+    assert {"results/metrics.json", "results/claims.csv", "results/data/summary.json"} <= set(targets)
+    pngs = [str(f) for r in workflow_rules.values() for f in r.output if str(f).endswith(".png")]
+    assert sorted(pngs) == sorted(EXPECTED_FIGURES)  # no figure is drawn that the target list misses
+
+
+def test_figure_rules_declare_pdf_csv_and_report(workflow_rules):
+    for r in workflow_rules.values():
+        out = {str(f) for f in r.output}
+        for f in r.output:
+            if str(f).endswith(".png"):
+                stem = str(f)[: -len(".png")]
+                assert {stem + ".pdf", stem + ".csv"} <= out, r.name
+                assert f.flags.get("report") is not None, r.name
+
+
+def test_every_computing_rule_has_log_benchmark_and_resources(workflow_rules):
+    for name, r in workflow_rules.items():
+        if name in ("all", "raw_data"):
+            continue
+        assert len(r.log) == 1, name
+        assert {"mem_mb", "runtime"} <= set(r.resources.keys()), name
+        if name in NO_BENCHMARK:
+            assert not r.benchmark, name
+            continue
+        group = str(r.log[0]).split("/")[1]
+        wildcards = "".join(f"_{{{w}}}" for w in sorted(r.wildcard_names, key=str(r.output[0]).find))
+        bench = re.sub(r"\{(\w+),[^}]*\}", r"{\1}", str(r.benchmark))  # without wildcard constraints
+        assert bench == f"results/benchmarks/{group}/{name}{wildcards}.tsv", name
+
+
+def test_metrics_inputs_of_the_ledger(workflow_rules):
+    """Each metrics file is the `metrics` output of the rule that computes its numbers."""
+    metrics = {str(f) for f in workflow_rules["metrics_ledger"].input if str(f).startswith("results/metrics/")}
+    declared = {
+        str(f) for r in workflow_rules.values() for k, f in r.output.items() if k == "metrics" and "{" not in str(f)
+    }
+    assert declared <= metrics and len(metrics) == len(declared) + 4  # + gd_{model} x2 and pruning_{model} x2
