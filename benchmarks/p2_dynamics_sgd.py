@@ -24,7 +24,8 @@ def main():
     from smattn.device import jax_setup
 
     platform = jax_setup(x64=True)
-    from smattn.p2.sgd import SGDConfig, first_crossing, layer_cosines, sign_corrected, train_sgd
+    from smattn.p2.dynamics.sgd import SGDConfig, train_sgd
+    from smattn.p2.trajectories import first_crossing, layer_cosines, sign_corrected
 
     cfg = SGDConfig(d=args.d, n_runs=args.runs, epochs=args.epochs, dtype=args.dtype,
                     chunk_epochs=min(50, args.epochs), test_every=min(20, args.epochs))

@@ -14,9 +14,9 @@ import numpy as np
 
 
 def bench_denoiser(quick):
-    from smattn.p2.adaptive_reference import adaptive_posterior_mean
-    from smattn.p2.attention_link import link_logits
-    from smattn.p2.channel_denoiser import g_out
+    from smattn.p2.theory.adaptive_reference import adaptive_posterior_mean
+    from smattn.p2.theory.attention_link import link_logits
+    from smattn.p2.theory.channel_denoiser import g_out
 
     c = 1.0
     rng = np.random.default_rng(0)
@@ -50,7 +50,7 @@ def bench_denoiser(quick):
 
 
 def bench_gamp(quick):
-    from smattn.p2.gamp import run_gamp
+    from smattn.p2.theory.gamp import run_gamp
 
     d, iters = (300, 10) if quick else (1000, 34)
     t0 = time.perf_counter()
@@ -61,7 +61,7 @@ def bench_gamp(quick):
 
 
 def bench_se_curve(quick):
-    from smattn.p2.overlap_curves import l2_overlap_curve, q2_grid
+    from smattn.p2.theory.overlap_curves import l2_overlap_curve, q2_grid
 
     alphas = np.linspace(0, 1.6, 12 if quick else 48)
     t0 = time.perf_counter()
@@ -76,8 +76,8 @@ def bench_se_curve(quick):
 
 
 def bench_phase_diagram(quick):
-    from smattn.p2.overlap_curves import q2_grid
-    from smattn.p2.thresholds import alpha_first, alpha_last, phase_two_curve
+    from smattn.p2.theory.overlap_curves import q2_grid
+    from smattn.p2.theory.thresholds import alpha_first, alpha_last, phase_two_curve
 
     cs = [4.0, 3.5, 3.0, 2.5, 2.0, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5625, 0.5, 0.1, 0.01, 0.0001]
     if quick:
@@ -93,7 +93,7 @@ def bench_phase_diagram(quick):
 
 
 def bench_depth3(quick):
-    from smattn.p2.overlap_curves import se_sweep
+    from smattn.p2.theory.overlap_curves import se_sweep
 
     # the paper's 16 alphas at the laptop resolution (10^4 Gauss-Hermite nodes, 400 teacher samples)
     alphas = [0.5, 2.0] if quick else [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5,

@@ -46,7 +46,7 @@ def main(io):
 
     from smattn.data.spoc import read_npy
     from smattn.io import save_figure, write_csv, write_metrics
-    from smattn.p2.sgd import first_crossing
+    from smattn.p2.trajectories import first_crossing
 
     runs = [np.load(f) for f in io.input.runs]
     cfg = json.loads(str(runs[0]["config"]))

@@ -26,7 +26,7 @@ def main(io):
 
     from smattn.data.spoc import read_npy
     from smattn.io import save_figure, write_csv, write_metrics
-    from smattn.p2.sgd import first_crossing, layer_cosines, sign_corrected
+    from smattn.p2.trajectories import first_crossing, layer_cosines, sign_corrected
 
     axis = io.params.epoch_axis
     if axis not in ("true_epochs", "record_over_20"):

@@ -3,10 +3,16 @@ and the deviation note results/p2/phase_diagram_deviation.md."""
 
 import numpy as np
 
-from smattn.p2.plotting import BLUE, RED, nan_array, setup
-
 from smattn.data.spoc import read_csv
-from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics, write_text
+from smattn.io import (
+    fmt_id,
+    read_json,
+    save_figure,
+    write_csv,
+    write_metrics,
+    write_text,
+)
+from smattn.p2.plotting import BLUE, RED, nan_array, setup
 from smattn.scriptio import run
 
 

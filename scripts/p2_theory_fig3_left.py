@@ -3,14 +3,20 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import BLUE, GREEN, RED, json_safe, long_rows, setup
-
 from smattn.data.spoc import read_csv
-from smattn.io import fmt_id, save_figure, write_csv, write_json, write_metrics
-from smattn.p2.overlap_curves import se_sweep
-from smattn.p2.prediction_errors import plugin_error
-from smattn.p2.state_evolution import draw_teacher
-from smattn.p2.thresholds import initial_operator
+from smattn.io import (
+    fmt_id,
+    json_safe,
+    save_figure,
+    write_csv,
+    write_json,
+    write_metrics,
+)
+from smattn.p2.plotting import BLUE, GREEN, RED, long_rows, setup
+from smattn.p2.theory.overlap_curves import se_sweep
+from smattn.p2.theory.prediction_errors import plugin_error
+from smattn.p2.theory.state_evolution import draw_teacher
+from smattn.p2.theory.thresholds import initial_operator
 from smattn.scriptio import run
 
 

@@ -1,12 +1,9 @@
 """P2 Fig. 5 (App. E.2): first-layer overlap Q11 at convergence of the SE with the last-layer overlap clamped."""
 import time
 
-import numpy as np
-
-from smattn.p2.plotting import BLUE, long_rows, setup
-
 from smattn.io import save_figure, write_csv
-from smattn.p2.overlap_curves import clamped_first_layer
+from smattn.p2.plotting import BLUE, long_rows, setup
+from smattn.p2.theory.overlap_curves import clamped_first_layer
 from smattn.scriptio import run
 
 

@@ -4,7 +4,7 @@ import time
 import numpy as np
 
 from smattn.io import atomic_path
-from smattn.p2.gamp import run_gamp
+from smattn.p2.theory.gamp import run_gamp
 from smattn.scriptio import run
 
 

@@ -3,11 +3,9 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import json_safe
-
-from smattn.io import write_json
-from smattn.p2.overlap_curves import l2_alpha_grid, l2_overlap_curve, q2_grid
-from smattn.p2.prediction_errors import bo_error, plugin_error
+from smattn.io import json_safe, write_json
+from smattn.p2.theory.overlap_curves import l2_alpha_grid, l2_overlap_curve, q2_grid
+from smattn.p2.theory.prediction_errors import bo_error, plugin_error
 from smattn.scriptio import run
 
 

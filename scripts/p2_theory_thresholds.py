@@ -3,11 +3,14 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import json_safe
-
-from smattn.io import write_json
-from smattn.p2.overlap_curves import q2_grid
-from smattn.p2.thresholds import alpha_first, alpha_last, first_layer_literal, phase_two_curve
+from smattn.io import json_safe, write_json
+from smattn.p2.theory.overlap_curves import q2_grid
+from smattn.p2.theory.thresholds import (
+    alpha_first,
+    alpha_last,
+    first_layer_literal,
+    phase_two_curve,
+)
 from smattn.scriptio import run
 
 

@@ -1,16 +1,21 @@
 """TREC experiment: model shapes and masking, Gram similarity, padding, split, a short training run."""
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from smattn.p2 import similarity as sim
-from smattn.p2.trec import (TRECConfig, chunk_padded_lengths, collate, split_indices, steps_per_epoch,
-                            train_trec_run)
-from smattn.p2.trec_model import TiedAttentionClassifier
+from smattn.p2.dynamics import similarity as sim
+from smattn.p2.dynamics.trec import (
+    TRECConfig,
+    chunk_padded_lengths,
+    collate,
+    split_indices,
+    steps_per_epoch,
+    train_trec_run,
+)
+from smattn.p2.dynamics.trec_model import TiedAttentionClassifier
 
 torch.set_num_threads(1)
 
@@ -182,7 +187,7 @@ def test_short_training_run_decreases_loss_and_records_similarity(tmp_path):
 def test_real_trec_pipeline_smoke(raw_data, tmp_path):
     from smattn.data.trec import load_trec
     from smattn.data.wordpiece import make_tokenizer
-    from smattn.p2.trec import encode_questions
+    from smattn.p2.dynamics.trec import encode_questions
 
     qs = load_trec(raw_data / "trec" / "train_5500.label")
     tok = make_tokenizer(raw_data / "bert-base-uncased" / "vocab.txt", max_length=32)

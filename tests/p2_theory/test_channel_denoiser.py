@@ -2,9 +2,20 @@
 import numpy as np
 import pytest
 
-from smattn.p2.attention_link import attention_output, link_logits, logits_to_y, preimage, y_to_logits
-from smattn.p2.adaptive_reference import adaptive_posterior_mean
-from smattn.p2.channel_denoiser import _apply_A, _solve_softmax_layer, g_out, posterior_moments
+from smattn.p2.theory.adaptive_reference import adaptive_posterior_mean
+from smattn.p2.theory.attention_link import (
+    attention_output,
+    link_logits,
+    logits_to_y,
+    preimage,
+    y_to_logits,
+)
+from smattn.p2.theory.channel_denoiser import (
+    _apply_A,
+    _solve_softmax_layer,
+    g_out,
+    posterior_moments,
+)
 
 C = 1.0
 

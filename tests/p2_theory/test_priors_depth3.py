@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from smattn.p2.attention_link import link_logits
-from smattn.p2.channel_denoiser import posterior_moments
-from smattn.p2.prior_denoiser import f_in
-from smattn.p2.state_evolution import state_evolution
+from smattn.p2.theory.attention_link import link_logits
+from smattn.p2.theory.channel_denoiser import posterior_moments
+from smattn.p2.theory.prior_denoiser import f_in
+from smattn.p2.theory.state_evolution import state_evolution
 
 
 def test_prior_denoiser_is_the_gaussian_posterior_with_side_information():

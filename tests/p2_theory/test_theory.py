@@ -2,13 +2,20 @@
 import numpy as np
 import pytest
 
-from smattn.p2.attention_link import attention_output
-from smattn.p2.channel_denoiser import g_out
-from smattn.p2.gamp import run_gamp
-from smattn.p2.prediction_errors import bo_error, plugin_error, uniform_student_error
-from smattn.p2.state_evolution import channel_average, draw_teacher, sqrtm_psd, state_evolution
-from smattn.p2.attention_link import link_logits
-from smattn.p2.thresholds import alpha_last, first_layer_literal
+from smattn.p2.theory.attention_link import attention_output, link_logits
+from smattn.p2.theory.channel_denoiser import g_out
+from smattn.p2.theory.gamp import run_gamp
+from smattn.p2.theory.overlaps import sqrtm_psd
+from smattn.p2.theory.prediction_errors import (
+    bo_error,
+    plugin_error,
+    uniform_student_error,
+)
+from smattn.p2.theory.state_evolution import (
+    draw_teacher,
+    state_evolution,
+)
+from smattn.p2.theory.thresholds import alpha_last, first_layer_literal
 
 C = 1.0
 

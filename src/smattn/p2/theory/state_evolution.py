@@ -13,8 +13,9 @@ import numpy as np
 
 from .attention_link import check_skip, link_logits
 from .channel_denoiser import choose_parametrisation, g_out
+from .overlaps import clip_overlap, sqrtm_psd
 
-__all__ = ["TeacherDraws", "draw_teacher", "clip_overlap", "sqrtm_psd", "channel_covariance", "channel_average",
+__all__ = ["TeacherDraws", "draw_teacher", "channel_covariance", "channel_average",
            "SEResult", "state_evolution", "overlap_update"]
 
 
@@ -30,18 +31,6 @@ def draw_teacher(n_samples: int, L: int, seed: int) -> TeacherDraws:
         raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     rng = np.random.default_rng(seed)
     return TeacherDraws(rng.standard_normal((n_samples, L, 2)), rng.standard_normal((n_samples, L, 2)))
-
-
-def clip_overlap(Q, qmax: float = 1.0 - 1e-6):
-    """Symmetrise Q and clip its eigenvalues to [0, qmax] (spec §11.14)."""
-    Q = 0.5 * (np.asarray(Q, dtype=np.float64) + np.asarray(Q, dtype=np.float64).T)
-    e, v = np.linalg.eigh(Q)
-    return (v * np.clip(e, 0.0, qmax)) @ v.T
-
-
-def sqrtm_psd(M):
-    e, v = np.linalg.eigh(0.5 * (M + M.T))
-    return (v * np.sqrt(np.clip(e, 0.0, None))) @ v.T
 
 
 def channel_covariance(Q, v_reg: float = 0.0):

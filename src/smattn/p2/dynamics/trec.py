@@ -11,7 +11,7 @@ Pipeline of one repetition (the authors' procedure, spec §7, with seeds added):
     reshuffled every epoch (the last batch is smaller), validation accuracy after every epoch;
   * after every optimiser step the Gram matrices ``W_l W_l^T`` (64 x 64) of both attention layers are recorded
     on disk; afterwards the similarity ``S_l(t)`` to the last step is computed in a streaming pass
-    (:mod:`smattn.p2.similarity`).
+    (:mod:`smattn.p2.dynamics.similarity`).
 """
 
 from __future__ import annotations

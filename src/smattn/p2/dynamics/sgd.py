@@ -14,7 +14,8 @@ are executed together as one batched program (leading run axis ``R``) inside ``j
 is the closed form of :func:`index_gradients` (checked against ``jax.grad`` in the tests).
 
 Recorded after every batch visit: ``m_k = v_k . w*_k / d`` and ``q_k = |v_k|^2 / d`` (k = 1, 2), from which the
-authors' metric ``C_k = m_k / sqrt(q_k)`` follows (not divided by the teacher norm; see :func:`layer_cosines`).
+authors' metric ``C_k = m_k / sqrt(q_k)`` follows (not divided by the teacher norm; see
+:func:`smattn.p2.trajectories.layer_cosines`).
 """
 
 from __future__ import annotations
@@ -35,9 +36,6 @@ __all__ = [
     "batch_loss_and_grad",
     "make_dataset",
     "train_sgd",
-    "layer_cosines",
-    "sign_corrected",
-    "first_crossing",
 ]
 
 
@@ -371,54 +369,3 @@ def train_sgd(cfg: SGDConfig, progress: Callable[[str], None] | None = print, da
         out["test_epochs"] = np.asarray(test_ep, np.float64)
         out["test_error"] = np.stack(test_err, axis=1).astype(np.float64)
     return out
-
-
-# ----------------------------------------------------------------------------------------------------------
-# metrics
-
-
-def layer_cosines(m, q, teacher_sq_norm=None):
-    """The authors' layer metric ``C_k = m_k / sqrt(q_k)`` (shapes broadcast; q > 0 required).
-
-    With ``teacher_sq_norm`` (= |w_k|^2 / d, broadcastable) it returns the true cosine ``C_k / sqrt(|w_k|^2/d)``.
-    """
-    m = np.asarray(m, np.float64)
-    q = np.asarray(q, np.float64)
-    if np.any(q <= 0):
-        raise ValueError("layer_cosines: self-overlap q must be > 0")
-    C = m / np.sqrt(q)
-    if teacher_sq_norm is not None:
-        C = C / np.sqrt(np.asarray(teacher_sq_norm, np.float64))
-    return C
-
-
-def sign_corrected(C):
-    """Multiply each trajectory (last axis = time) by the sign of its last value, as in the paper's figure."""
-    C = np.asarray(C, np.float64)
-    s = np.sign(C[..., -1:])
-    s[s == 0] = 1.0
-    return C * s
-
-
-def first_crossing(y, fraction: float = 0.5, from_start: bool = False):
-    """Index of the first entry of ``y`` (last axis = time) reaching ``fraction`` of its final value.
-
-    ``from_start=False``: threshold ``fraction * y_final`` (for metrics starting near 0).
-    ``from_start=True``: threshold ``y_0 + fraction * (y_final - y_0)``, i.e. ``fraction`` of the rise from the
-    first value (for metrics, like the TREC Gram similarity, that start well above 0).
-    Returns an integer array over the leading axes. A trajectory whose final value is not positive (or, with
-    ``from_start``, does not exceed its first value) has no meaningful crossing and raises ValueError.
-    """
-    y = np.asarray(y, np.float64)
-    final = y[..., -1:]
-    if np.any(final <= 0):
-        raise ValueError("first_crossing: final value must be positive (sign-correct the trajectory first)")
-    if from_start:
-        start = y[..., :1]
-        if np.any(final <= start):
-            raise ValueError("first_crossing: with from_start the final value must exceed the first value")
-        threshold = start + fraction * (final - start)
-    else:
-        threshold = fraction * final
-    hit = y >= threshold
-    return np.argmax(hit, axis=-1)

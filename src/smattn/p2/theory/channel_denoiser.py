@@ -34,7 +34,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention_link import check_skip, preimage, skip_matrix_det, skip_matrix_inverse, softmax_entries
+from .attention_link import (
+    check_skip,
+    preimage,
+    skip_matrix_det,
+    skip_matrix_inverse,
+    softmax_entries,
+)
 from .quadrature import gauss_hermite_grid
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "DEFAULT_N1D"]
