@@ -1,4 +1,4 @@
-"""Benchmarks of the P2 theory engine (issue 3).  Prints measured figures; same-process ratios where asked.
+"""Benchmarks of the P2 theory engine.  Prints measured figures; same-process ratios where asked.
 
     python benchmarks/p2_theory_bench.py denoiser      # one g_out vs adaptive scipy dblquad of the same integral
     python benchmarks/p2_theory_bench.py gamp          # GAMP d=1000, alpha=1.2, 34 iterations (target < 60 s)
@@ -11,6 +11,8 @@ import argparse
 import time
 
 import numpy as np
+
+from smattn.p2.theory.quadrature import QuadratureSettings
 
 
 def bench_denoiser(quick):
@@ -54,7 +56,7 @@ def bench_gamp(quick):
 
     d, iters = (300, 10) if quick else (1000, 34)
     t0 = time.perf_counter()
-    r = run_gamp(d, 1.2, iters, seed=1, n1d=24)
+    r = run_gamp(d, 1.2, iters, seed=1, quad=QuadratureSettings(n1d=24))
     t = time.perf_counter() - t0
     print(f"[gamp] d={d}, alpha=1.2, {iters} iterations (n1d=24): {t:.1f} s ({t / iters:.2f} s/iteration); final |M11|="
           f"{abs(r.M[-1, 0, 0]):.3f} |M22|={abs(r.M[-1, 1, 1]):.3f} test error {r.test_error[-1]:.4f}")
@@ -66,7 +68,7 @@ def bench_se_curve(quick):
     alphas = np.linspace(0, 1.6, 12 if quick else 48)
     t0 = time.perf_counter()
     r = l2_overlap_curve(alphas, 1.0, q_grid=q2_grid(10 if quick else 18), n_k=1000 if quick else 4000,
-                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3, n1d=24,
+                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3, quad=QuadratureSettings(n1d=24),
                          tol=1e-4)
     t = time.perf_counter() - t0
     print("  SE iterations per point:", r["iterations"][r["how"] == 2].astype(int).tolist())
@@ -84,8 +86,8 @@ def bench_phase_diagram(quick):
         cs = cs[:3]
     t0 = time.perf_counter()
     for c in cs:
-        last = alpha_last(c, n_samples=3000, n1d=24)
-        cur = phase_two_curve(q2_grid(14, q_max=0.9995), c, n_samples=600, n1d=24)
+        last = alpha_last(c, QuadratureSettings(n1d=24), n_samples=3000)
+        cur = phase_two_curve(q2_grid(14, q_max=0.9995), c, QuadratureSettings(n1d=24), n_samples=600)
         first = alpha_first(cur, last["alpha"], last["K"][0, 0])
         print(f"  c={c:g}: alpha_last={last['alpha']:.4f} alpha_first={first['alpha']:.4f}")
     t = time.perf_counter() - t0
@@ -100,7 +102,7 @@ def bench_depth3(quick):
                                        1.75, 2.0, 2.5, 3.0]
     n1d, n = (8, 100) if quick else (10, 400)
     t0 = time.perf_counter()
-    r = se_sweep(alphas, 1.0, 3, n_samples=n, damping=0.6, max_iter=100, v_reg=1e-3, n1d=n1d)
+    r = se_sweep(alphas, 1.0, 3, QuadratureSettings(n1d=n1d), n_samples=n, damping=0.6, max_iter=100, v_reg=1e-3)
     t = time.perf_counter() - t0
     print(f"[depth3] L=3 SE over {len(alphas)} alphas ({n1d}^4 GH grid, {n} samples): {t:.1f} s; "
           f"iterations {r['iterations'].astype(int).tolist()}; converged {r['converged'].tolist()}")
