@@ -35,8 +35,13 @@ def main():
     from smattn.p2.theory.channel_denoiser import choose_parametrisation
     from smattn.p2.theory.overlaps import clip_overlap
     from smattn.p2.theory.quadrature import QuadratureSettings
-    from smattn.p2.theory.state_evolution import (channel_average, channel_covariance, draw_teacher, overlap_update,
-                                                  state_evolution)
+    from smattn.p2.theory.state_evolution import (
+        channel_average,
+        channel_covariance,
+        draw_teacher,
+        overlap_update,
+        state_evolution,
+    )
 
     c, v_reg, damping = 1.0, 1e-3, 0.8
     quad = QuadratureSettings(n1d=16, n_local=8)

@@ -68,7 +68,8 @@ def bench_se_curve(quick):
     alphas = np.linspace(0, 1.6, 12 if quick else 48)
     t0 = time.perf_counter()
     r = l2_overlap_curve(alphas, 1.0, q_grid=q2_grid(10 if quick else 18), n_k=1000 if quick else 4000,
-                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3, quad=QuadratureSettings(n1d=24),
+                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3,
+                         quad=QuadratureSettings(n1d=24),
                          tol=1e-4)
     t = time.perf_counter() - t0
     print("  SE iterations per point:", r["iterations"][r["how"] == 2].astype(int).tolist())

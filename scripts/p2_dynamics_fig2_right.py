@@ -10,6 +10,7 @@ import numpy as np
 
 from smattn.scriptio import run
 
+
 def main(io):
     from smattn.data.spoc import read_npy
     from smattn.io import save_figure, write_csv, write_metrics

@@ -12,8 +12,8 @@ def main(io):
     plt = setup()
     P = io.params
     t0 = time.time()
-    r = clamped_first_layer(sorted(P.q22), P.alpha, P.skip_c, QuadratureSettings(n1d=P.n1d), n_samples=P.n_samples, seed=P.seed,
-                            damping=P.damping, tol=P.tol, max_iter=P.max_iter, v_reg=P.v_reg)
+    r = clamped_first_layer(sorted(P.q22), P.alpha, P.skip_c, QuadratureSettings(n1d=P.n1d), n_samples=P.n_samples,
+                            seed=P.seed, damping=P.damping, tol=P.tol, max_iter=P.max_iter, v_reg=P.v_reg)
     print(f"clamped SE: {time.time() - t0:.1f} s; iterations {r['iterations']}, converged {r['converged']}")
     fig, ax = plt.subplots(figsize=(3.2, 2.4))
     ax.plot(r["q22"], r["q11"], color=BLUE, marker="o", ms=3)

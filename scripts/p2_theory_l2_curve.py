@@ -14,8 +14,8 @@ def main(io):
     P = io.params
     t0 = time.time()
     alphas = l2_alpha_grid(P.l2_alpha_points)
-    r = l2_overlap_curve(alphas, P.skip_c, QuadratureSettings(n1d=P.n1d), q_grid=q2_grid(P.l2_q_points), n_k=P.n_k, n_curve=P.n_curve,
-                         n_se=P.n_se, seed=P.seed, v_reg=P.v_reg, damping=P.se_damping, tol=P.se_tol,
+    r = l2_overlap_curve(alphas, P.skip_c, QuadratureSettings(n1d=P.n1d), q_grid=q2_grid(P.l2_q_points), n_k=P.n_k,
+                         n_curve=P.n_curve, n_se=P.n_se, seed=P.seed, v_reg=P.v_reg, damping=P.se_damping, tol=P.se_tol,
                          max_iter=P.se_max_iter)
     t_se = time.time() - t0
     print(f"SE curve: {len(alphas)} alphas in {t_se:.1f} s; alpha_last={r['alpha_last']:.4f} "

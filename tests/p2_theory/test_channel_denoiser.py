@@ -3,8 +3,15 @@ import numpy as np
 import pytest
 
 from smattn.p2.theory.adaptive_reference import adaptive_posterior_mean
-from smattn.p2.theory.attention_link import (apply_skip_matrix, attention_output, link_logits, logits_to_y, preimage,
-                                            solve_softmax_layer, y_to_logits)
+from smattn.p2.theory.attention_link import (
+    apply_skip_matrix,
+    attention_output,
+    link_logits,
+    logits_to_y,
+    preimage,
+    solve_softmax_layer,
+    y_to_logits,
+)
 from smattn.p2.theory.channel_denoiser import g_out, posterior_moments
 from smattn.p2.theory.quadrature import QuadratureSettings
 

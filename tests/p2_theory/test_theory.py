@@ -6,12 +6,12 @@ from smattn.p2.theory.attention_link import attention_output, link_logits
 from smattn.p2.theory.channel_denoiser import g_out
 from smattn.p2.theory.gamp import run_gamp
 from smattn.p2.theory.overlaps import sqrtm_psd
-from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.prediction_errors import (
     bo_error,
     plugin_error,
     uniform_student_error,
 )
+from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import (
     draw_teacher,
     state_evolution,

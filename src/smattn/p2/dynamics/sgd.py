@@ -27,8 +27,11 @@ from typing import Callable
 
 import numpy as np
 
+from smattn.settings import Settings, scale_params, setting
+
 __all__ = [
     "SGDConfig",
+    "paper_sgd_config",
     "teacher_weights",
     "student_init",
     "attention_pair",
@@ -39,49 +42,33 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SGDConfig:
-    """Parameters of the SGD experiment (defaults: the paper's, spec §6.1)."""
+@dataclass(frozen=True, kw_only=True)
+class SGDConfig(Settings):
+    """Parameters of the SGD experiment; the workflow's values are the ``sgd_*`` keys of config.yaml
+    (:func:`paper_sgd_config` builds the paper scale). Fields without a config key keep the paper's values here."""
 
-    d: int = 500
-    alpha: float = 15.0
-    n_runs: int = 8
-    epochs: int = 1700
-    batch_size: int = 200
-    steps_per_batch: int = 3
-    lr: float = 15.0
-    weight_decay_times_d: float = 0.07  # coupled L2 strength is weight_decay_times_d / d
-    skip: float = 1.0
-    n_test: int = 2000
-    test_every: int = 20  # epochs between test-error evaluations
-    seed: int = 0  # data seed; run r uses an independent stream derived from (seed, r)
-    dtype: str = "float32"
-    chunk_epochs: int = 50  # epochs per compiled call (progress reporting granularity)
-    teacher_seeds: tuple = (10, 20)
-    student_seeds: tuple = (42, 62)
-    student_scale: float = 0.9
+    d: int = setting(ge=1)
+    alpha: float = setting(gt=0)
+    n_runs: int = setting(ge=1)
+    epochs: int = setting(ge=1)
+    batch_size: int = setting(ge=1)
+    steps_per_batch: int = setting(ge=1)
+    lr: float = setting(gt=0)
+    weight_decay_times_d: float = setting(ge=0)  # coupled L2 strength is weight_decay_times_d / d
+    test_every: int = setting(ge=1)  # epochs between test-error evaluations
+    seed: int  # data seed; run r uses an independent stream derived from (seed, r)
+    dtype: str = setting(choices=("float32", "float64"))
+    chunk_epochs: int = setting(ge=1)  # epochs per compiled call (progress reporting granularity)
+    skip: float = setting(default=1.0, ge=0)
+    n_test: int = setting(default=2000, ge=1)
+    teacher_seeds: tuple[int, ...] = setting(default=(10, 20), length=2)
+    student_seeds: tuple[int, ...] = setting(default=(42, 62), length=2)
+    student_scale: float = setting(default=0.9, ge=0)
 
     def __post_init__(self):
-        positive_int = ("d", "n_runs", "epochs", "batch_size", "steps_per_batch", "n_test", "test_every",
-                        "chunk_epochs")
-        for name in positive_int:
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"SGDConfig.{name} must be a positive integer, got {v!r}")
-        for name in ("alpha", "lr"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"SGDConfig.{name} must be a positive finite number, got {v!r}")
-        for name in ("weight_decay_times_d", "skip", "student_scale"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"SGDConfig.{name} must be a finite number >= 0, got {v!r}")
-        if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"SGDConfig.dtype must be 'float32' or 'float64', got {self.dtype!r}")
+        super().__post_init__()
         if self.n_train < 1:
             raise ValueError(f"SGDConfig: n = floor(alpha * d) = {self.n_train} must be >= 1")
-        if len(self.teacher_seeds) != 2 or len(self.student_seeds) != 2:
-            raise ValueError("SGDConfig.teacher_seeds and student_seeds must each hold two integers")
 
     @property
     def n_train(self) -> int:
@@ -102,6 +89,14 @@ class SGDConfig:
         out["student_seeds"] = list(self.student_seeds)
         out.update(n_train=self.n_train, n_batches=self.n_batches, weight_decay=self.weight_decay)
         return out
+
+
+def paper_sgd_config(**overrides) -> SGDConfig:
+    """SGDConfig with the paper-scale ``sgd_*`` values of config.yaml, then ``overrides`` (field names)."""
+    p = scale_params("p2_dynamics", "paper")
+    names = {"runs": "n_runs"}
+    kw = {names.get(k[4:], k[4:]): v for k, v in p.items() if k.startswith("sgd_") and k != "sgd_epoch_axis"}
+    return SGDConfig(**{**kw, **overrides})
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -25,8 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention_link import (apply_skip_matrix, check_skip, preimage, skip_matrix_det, skip_matrix_inverse,
-                             softmax_entries, solve_softmax_layer)
+from .attention_link import (
+    apply_skip_matrix,
+    check_skip,
+    preimage,
+    skip_matrix_det,
+    skip_matrix_inverse,
+    softmax_entries,
+    solve_softmax_layer,
+)
 from .quadrature import QuadratureSettings, gauss_hermite_grid
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation"]
