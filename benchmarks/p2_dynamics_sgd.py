@@ -24,10 +24,11 @@ def main():
     from smattn.device import jax_setup
 
     platform = jax_setup(x64=True)
-    from smattn.p2.sgd import SGDConfig, first_crossing, layer_cosines, sign_corrected, train_sgd
+    from smattn.p2.dynamics.sgd import paper_sgd_config, train_sgd
+    from smattn.p2.trajectories import first_crossing, layer_cosines, sign_corrected
 
-    cfg = SGDConfig(d=args.d, n_runs=args.runs, epochs=args.epochs, dtype=args.dtype,
-                    chunk_epochs=min(50, args.epochs), test_every=min(20, args.epochs))
+    cfg = paper_sgd_config(d=args.d, n_runs=args.runs, epochs=args.epochs, dtype=args.dtype,
+                           chunk_epochs=min(50, args.epochs), test_every=min(20, args.epochs))
     t0 = time.perf_counter()
     out = train_sgd(cfg, progress=None)
     total = time.perf_counter() - t0

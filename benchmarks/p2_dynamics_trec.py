@@ -25,9 +25,9 @@ def main():
     torch.set_num_threads(args.threads)
     from smattn.data.trec import load_trec
     from smattn.data.wordpiece import make_tokenizer
-    from smattn.p2.similarity import GramRecorder
-    from smattn.p2.trec import chunk_padded_lengths, collate, encode_questions
-    from smattn.p2.trec_model import TiedAttentionClassifier
+    from smattn.p2.dynamics.similarity import GramRecorder
+    from smattn.p2.dynamics.trec import chunk_padded_lengths, collate, encode_questions
+    from smattn.p2.dynamics.trec_model import TiedAttentionClassifier
 
     qs = load_trec(Path(args.data) / "trec" / "train_5500.label")
     tok = make_tokenizer(Path(args.data) / "bert-base-uncased" / "vocab.txt", 32)

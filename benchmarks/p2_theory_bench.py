@@ -1,4 +1,4 @@
-"""Benchmarks of the P2 theory engine (issue 3).  Prints measured figures; same-process ratios where asked.
+"""Benchmarks of the P2 theory engine.  Prints measured figures; same-process ratios where asked.
 
     python benchmarks/p2_theory_bench.py denoiser      # one g_out vs adaptive scipy dblquad of the same integral
     python benchmarks/p2_theory_bench.py gamp          # GAMP d=1000, alpha=1.2, 34 iterations (target < 60 s)
@@ -12,11 +12,13 @@ import time
 
 import numpy as np
 
+from smattn.p2.theory.quadrature import QuadratureSettings
+
 
 def bench_denoiser(quick):
-    from smattn.p2.adaptive_reference import adaptive_posterior_mean
-    from smattn.p2.attention_link import link_logits
-    from smattn.p2.channel_denoiser import g_out
+    from smattn.p2.theory.adaptive_reference import adaptive_posterior_mean
+    from smattn.p2.theory.attention_link import link_logits
+    from smattn.p2.theory.channel_denoiser import g_out
 
     c = 1.0
     rng = np.random.default_rng(0)
@@ -50,23 +52,24 @@ def bench_denoiser(quick):
 
 
 def bench_gamp(quick):
-    from smattn.p2.gamp import run_gamp
+    from smattn.p2.theory.gamp import run_gamp
 
     d, iters = (300, 10) if quick else (1000, 34)
     t0 = time.perf_counter()
-    r = run_gamp(d, 1.2, iters, seed=1, n1d=24)
+    r = run_gamp(d, 1.2, iters, seed=1, quad=QuadratureSettings(n1d=24))
     t = time.perf_counter() - t0
     print(f"[gamp] d={d}, alpha=1.2, {iters} iterations (n1d=24): {t:.1f} s ({t / iters:.2f} s/iteration); final |M11|="
           f"{abs(r.M[-1, 0, 0]):.3f} |M22|={abs(r.M[-1, 1, 1]):.3f} test error {r.test_error[-1]:.4f}")
 
 
 def bench_se_curve(quick):
-    from smattn.p2.overlap_curves import l2_overlap_curve, q2_grid
+    from smattn.p2.theory.overlap_curves import l2_overlap_curve, q2_grid
 
     alphas = np.linspace(0, 1.6, 12 if quick else 48)
     t0 = time.perf_counter()
     r = l2_overlap_curve(alphas, 1.0, q_grid=q2_grid(10 if quick else 18), n_k=1000 if quick else 4000,
-                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3, n1d=24,
+                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3,
+                         quad=QuadratureSettings(n1d=24),
                          tol=1e-4)
     t = time.perf_counter() - t0
     print("  SE iterations per point:", r["iterations"][r["how"] == 2].astype(int).tolist())
@@ -76,16 +79,16 @@ def bench_se_curve(quick):
 
 
 def bench_phase_diagram(quick):
-    from smattn.p2.overlap_curves import q2_grid
-    from smattn.p2.thresholds import alpha_first, alpha_last, phase_two_curve
+    from smattn.p2.theory.overlap_curves import q2_grid
+    from smattn.p2.theory.thresholds import alpha_first, alpha_last, phase_two_curve
 
     cs = [4.0, 3.5, 3.0, 2.5, 2.0, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5625, 0.5, 0.1, 0.01, 0.0001]
     if quick:
         cs = cs[:3]
     t0 = time.perf_counter()
     for c in cs:
-        last = alpha_last(c, n_samples=3000, n1d=24)
-        cur = phase_two_curve(q2_grid(14, q_max=0.9995), c, n_samples=600, n1d=24)
+        last = alpha_last(c, QuadratureSettings(n1d=24), n_samples=3000)
+        cur = phase_two_curve(q2_grid(14, q_max=0.9995), c, QuadratureSettings(n1d=24), n_samples=600)
         first = alpha_first(cur, last["alpha"], last["K"][0, 0])
         print(f"  c={c:g}: alpha_last={last['alpha']:.4f} alpha_first={first['alpha']:.4f}")
     t = time.perf_counter() - t0
@@ -93,14 +96,14 @@ def bench_phase_diagram(quick):
 
 
 def bench_depth3(quick):
-    from smattn.p2.overlap_curves import se_sweep
+    from smattn.p2.theory.overlap_curves import se_sweep
 
     # the paper's 16 alphas at the laptop resolution (10^4 Gauss-Hermite nodes, 400 teacher samples)
     alphas = [0.5, 2.0] if quick else [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5,
                                        1.75, 2.0, 2.5, 3.0]
     n1d, n = (8, 100) if quick else (10, 400)
     t0 = time.perf_counter()
-    r = se_sweep(alphas, 1.0, 3, n_samples=n, damping=0.6, max_iter=100, v_reg=1e-3, n1d=n1d)
+    r = se_sweep(alphas, 1.0, 3, QuadratureSettings(n1d=n1d), n_samples=n, damping=0.6, max_iter=100, v_reg=1e-3)
     t = time.perf_counter() - t0
     print(f"[depth3] L=3 SE over {len(alphas)} alphas ({n1d}^4 GH grid, {n} samples): {t:.1f} s; "
           f"iterations {r['iterations'].astype(int).tolist()}; converged {r['converged'].tolist()}")

@@ -12,52 +12,19 @@ import numpy as np
 
 from smattn.scriptio import run
 
-BLUE, RED, DBLUE, DRED = "#457B9D", "#E63946", "#2C5675", "#A72833"
-
-# Q^t_kk of the published run: the authors' plotting notebook hard-codes them (the GAMP script saves only M^t);
-# values as listed in the project spec (paper2_sequence_multi_index.md, §6.2).
-REF_Q11 = (0.0486702, 0.07225786, 0.01251389, 0.04260792, 0.01636443, 0.09943516, 0.04243677, 0.37061162,
-           0.09684821, 0.5320698, 0.17103162, 0.45562906, 0.30545907, 0.41270007, 0.38583303, 0.49319571,
-           0.4168609, 0.38410595, 0.46652435, 0.49880665, 0.55272534, 0.61118504, 0.65214856, 0.69184505,
-           0.70198443, 0.72383352, 0.72162928, 0.74464462, 0.74679141, 0.75688189, 0.75613677, 0.75397049,
-           0.75658042, 0.76064953)
-REF_Q22 = (0.34211042, 1.37339999, 0.72505987, 1.19063012, 1.03800363, 1.2026546, 1.14016995, 1.13818946,
-           1.11755712, 1.11697078, 1.10540574, 1.11786401, 1.11655613, 1.120012, 1.11600583, 1.11490668,
-           1.11609528, 1.11867997, 1.1184805, 1.11681475, 1.12105857, 1.11701311, 1.11478586, 1.11300499,
-           1.11344296, 1.11433813, 1.11636928, 1.11681489, 1.11683432, 1.11898691, 1.11837686, 1.11800234,
-           1.11871953, 1.11897841)
-
-
-# A layer whose final |M_kk|/sqrt(Q_kk) stays below this was not learned within the iterations run; its
-# "first half-crossing" is then meaningless (half of ~0 is reached at once) and is counted as n_iter + 1.
-LEARNED_MIN = 0.3
-
-
-def authors_metric(M, Q):
-    """|M_kk| / sqrt(Q_kk): M, Q (..., iters, 2, 2) -> (..., iters, 2)."""
-    return np.abs(np.diagonal(M, axis1=-2, axis2=-1)) / np.sqrt(np.diagonal(Q, axis1=-2, axis2=-1))
-
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from smattn.data.spoc import read_npy
     from smattn.io import save_figure, write_csv, write_metrics
-    from smattn.p2.sgd import first_crossing
+    from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, plt
+    from smattn.p2.theory.gamp_metrics import authors_metric, half_crossing_iterations, published_run_metric
+    from smattn.p2.trajectories import first_crossing
 
     runs = [np.load(f) for f in io.input.runs]
     cfg = json.loads(str(runs[0]["config"]))
     C = np.stack([authors_metric(r["M"], r["Q"]) for r in runs])  # (run, iter, layer)
     cos = np.stack([authors_metric(r["M"], r["Q"]) / np.sqrt(r["teacher_sq_norm"]) for r in runs])
-    Mref = read_npy(io.input.ref_m)
-    if Mref.shape != (len(REF_Q11), 2, 2):
-        raise ValueError(f"{io.input.ref_m}: expected shape ({len(REF_Q11)}, 2, 2), got {Mref.shape}")
-    Qref = np.zeros_like(Mref)
-    Qref[:, 0, 0], Qref[:, 1, 1] = REF_Q11, REF_Q22
-    Cref = authors_metric(Mref, Qref)  # (iter, layer)
+    Cref = published_run_metric(read_npy(io.input.ref_m))  # (iter, layer)
     t = np.arange(1, C.shape[1] + 1)
     tr = np.arange(1, Cref.shape[0] + 1)
 
@@ -104,9 +71,7 @@ def main(io):
 
     metrics = {}
     for k in range(2):
-        it = first_crossing(C[:, :, k], 0.5) + 1  # 1-based iteration of each run
-        learned = C[:, -1, k] >= LEARNED_MIN
-        it[~learned] = C.shape[1] + 1  # never learned within the iterations run: counted as "after the last"
+        it, learned = half_crossing_iterations(C[:, :, k])  # 1-based; unlearned runs count as "after the last"
         metrics[f"p2.gamp_iter.runs_learned[layer={k + 1}]"] = float(learned.sum())
         itr = int(first_crossing(Cref[:, k], 0.5)) + 1
         metrics[f"p2.gamp_iter.first_half[layer={k + 1}]"] = float(it.mean())

@@ -10,23 +10,12 @@ import numpy as np
 
 from smattn.scriptio import run
 
-BLUE, RED, DBLUE, DRED = "#457B9D", "#E63946", "#2C5675", "#A72833"
-
-
-def log_subsample(n, points=1500):
-    idx = np.unique(np.round(np.geomspace(1, n, points)).astype(int) - 1)
-    return idx
-
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from smattn.data.spoc import read_npy
     from smattn.io import save_figure, write_csv, write_metrics
-    from smattn.p2.sgd import first_crossing, layer_cosines, sign_corrected
+    from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, plt
+    from smattn.p2.trajectories import first_crossing, layer_cosines, log_spaced_indices, sign_corrected
 
     axis = io.params.epoch_axis
     if axis not in ("true_epochs", "record_over_20"):
@@ -44,8 +33,8 @@ def main(io):
     n = C.shape[-1]
     x = xaxis(n, rpe)
     xr = xaxis(ref.shape[-1], ref_rpe)
-    sub = log_subsample(n)
-    subr = log_subsample(ref.shape[-1])
+    sub = log_spaced_indices(n)
+    subr = log_spaced_indices(ref.shape[-1])
 
     fig, ax = plt.subplots(figsize=(4.2, 3.0))
     for layer, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):

@@ -7,18 +7,12 @@ import numpy as np
 
 from smattn.scriptio import run
 
-BLUE, RED, DBLUE, DRED = "#457B9D", "#E63946", "#2C5675", "#A72833"
-
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from smattn.data.spoc import read_npy
     from smattn.io import save_figure, write_csv, write_metrics
-    from smattn.p2.sgd import first_crossing
+    from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, plt
+    from smattn.p2.trajectories import first_crossing, log_spaced_indices
 
     runs = [np.load(f) for f in io.input.runs]
     spe = {int(r["steps_per_epoch"]) for r in runs}
@@ -58,7 +52,7 @@ def main(io):
     plt.close(fig)
 
     n = S.shape[-1]
-    step_idx = np.unique(np.round(np.geomspace(1, n, 1500)).astype(int) - 1)
+    step_idx = log_spaced_indices(n, 1500)
     header = ["step", "epoch"] + [f"S{l + 1}_mean" for l in range(2)] + \
              [f"S{l + 1}_run{r}" for l in range(2) for r in range(S.shape[1])] + ["ref_S1_mean", "ref_S2_mean"]
     rows = []

@@ -15,7 +15,7 @@ from smattn.scriptio import run
 
 def main(io):
     from smattn.io import atomic_path
-    from smattn.p2.gamp import run_gamp
+    from smattn.p2.theory.gamp import run_gamp
 
     p = io.params
     r = int(io.wildcards.run)

@@ -16,7 +16,7 @@ def main(io):
 
     platform = jax_setup(x64=True)
     from smattn.io import atomic_path
-    from smattn.p2.sgd import SGDConfig, train_sgd
+    from smattn.p2.dynamics.sgd import SGDConfig, train_sgd
 
     p = io.params
     cfg = SGDConfig(d=p.d, alpha=p.alpha, n_runs=p.runs, epochs=p.epochs, batch_size=p.batch_size,

@@ -17,7 +17,7 @@ def main(io):
     from smattn.data.wordpiece import make_tokenizer
     from smattn.device import torch_device
     from smattn.io import atomic_path
-    from smattn.p2.trec import TRECConfig, encode_questions, train_trec_run
+    from smattn.p2.dynamics.trec import TRECConfig, encode_questions, train_trec_run
 
     p = io.params
     rep = int(io.wildcards.rep)

@@ -3,11 +3,10 @@ published curves are drawn as thin dashed lines."""
 
 import numpy as np
 
-from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, setup
-
 from smattn.data.spoc import read_csv
 from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics
-from smattn.p2.overlap_curves import ERROR_ALPHAS_L2, METRIC_ALPHAS_L2
+from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, setup
+from smattn.p2.theory.overlap_curves import ERROR_ALPHAS_L2, METRIC_ALPHAS_L2
 from smattn.scriptio import run
 
 

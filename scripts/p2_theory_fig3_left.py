@@ -3,14 +3,21 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import BLUE, GREEN, RED, json_safe, long_rows, setup
-
 from smattn.data.spoc import read_csv
-from smattn.io import fmt_id, save_figure, write_csv, write_json, write_metrics
-from smattn.p2.overlap_curves import se_sweep
-from smattn.p2.prediction_errors import plugin_error
-from smattn.p2.state_evolution import draw_teacher
-from smattn.p2.thresholds import initial_operator
+from smattn.io import (
+    fmt_id,
+    json_safe,
+    save_figure,
+    write_csv,
+    write_json,
+    write_metrics,
+)
+from smattn.p2.plotting import BLUE, GREEN, RED, long_rows, setup
+from smattn.p2.theory.overlap_curves import se_sweep
+from smattn.p2.theory.prediction_errors import plugin_error
+from smattn.p2.theory.quadrature import QuadratureSettings
+from smattn.p2.theory.state_evolution import draw_teacher
+from smattn.p2.theory.thresholds import initial_operator
 from smattn.scriptio import run
 
 
@@ -18,13 +25,14 @@ def main(io):
     plt = setup()
     P = io.params
     t0 = time.time()
-    K, K_se, _ = initial_operator(P.skip_c, draw_teacher(P.n_k, 3, P.seed), n1d=P.n1d)
+    quad = QuadratureSettings(n1d=P.n1d)
+    K, K_se, _ = initial_operator(P.skip_c, draw_teacher(P.n_k, 3, P.seed), quad)
     k_max = int(np.argmax(np.diag(K)))
     a_last = 1.0 / K[k_max, k_max]
     print(f"L=3 K diag {np.diag(K)} (se {np.diag(K_se)}): alpha_last={a_last:.4f} ({time.time() - t0:.1f} s)")
     alphas = np.array(sorted(P.alphas))
-    sw = se_sweep(alphas, P.skip_c, 3, n_samples=P.n_samples, seed=P.seed + 1, damping=P.damping, tol=P.tol,
-                  max_iter=P.max_iter, v_reg=P.v_reg, n1d=P.n1d)
+    sw = se_sweep(alphas, P.skip_c, 3, quad, n_samples=P.n_samples, seed=P.seed + 1, damping=P.damping, tol=P.tol,
+                  max_iter=P.max_iter, v_reg=P.v_reg)
     t_se = time.time() - t0
     q = np.array([np.diag(Q) for Q in sw["Q"]])
     full, last = [], []

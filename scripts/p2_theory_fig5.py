@@ -1,12 +1,10 @@
 """P2 Fig. 5 (App. E.2): first-layer overlap Q11 at convergence of the SE with the last-layer overlap clamped."""
 import time
 
-import numpy as np
-
-from smattn.p2.plotting import BLUE, long_rows, setup
-
 from smattn.io import save_figure, write_csv
-from smattn.p2.overlap_curves import clamped_first_layer
+from smattn.p2.plotting import BLUE, long_rows, setup
+from smattn.p2.theory.overlap_curves import clamped_first_layer
+from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.scriptio import run
 
 
@@ -14,8 +12,8 @@ def main(io):
     plt = setup()
     P = io.params
     t0 = time.time()
-    r = clamped_first_layer(sorted(P.q22), P.alpha, P.skip_c, n_samples=P.n_samples, seed=P.seed,
-                            damping=P.damping, tol=P.tol, max_iter=P.max_iter, v_reg=P.v_reg, n1d=P.n1d)
+    r = clamped_first_layer(sorted(P.q22), P.alpha, P.skip_c, QuadratureSettings(n1d=P.n1d), n_samples=P.n_samples,
+                            seed=P.seed, damping=P.damping, tol=P.tol, max_iter=P.max_iter, v_reg=P.v_reg)
     print(f"clamped SE: {time.time() - t0:.1f} s; iterations {r['iterations']}, converged {r['converged']}")
     fig, ax = plt.subplots(figsize=(3.2, 2.4))
     ax.plot(r["q22"], r["q11"], color=BLUE, marker="o", ms=3)

@@ -4,7 +4,8 @@ import time
 import numpy as np
 
 from smattn.io import atomic_path
-from smattn.p2.gamp import run_gamp
+from smattn.p2.theory.gamp import run_gamp
+from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.scriptio import run
 
 
@@ -15,7 +16,7 @@ def main(io):
     for r in range(P.runs):
         t0 = time.time()
         res = run_gamp(P.d, alpha, P.iters, seed=P.seed + 1000 * r + int(round(alpha * 100)), damping=P.damping,
-                       c=P.skip_c, v_reg=P.v_reg, n1d=P.n1d)
+                       c=P.skip_c, v_reg=P.v_reg, quad=QuadratureSettings(n1d=P.n1d))
         recs["M"].append(res.M)
         recs["Q"].append(res.Q)
         recs["test_error"].append(res.test_error)

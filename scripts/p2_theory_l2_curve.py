@@ -3,11 +3,10 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import json_safe
-
-from smattn.io import write_json
-from smattn.p2.overlap_curves import l2_alpha_grid, l2_overlap_curve, q2_grid
-from smattn.p2.prediction_errors import bo_error, plugin_error
+from smattn.io import json_safe, write_json
+from smattn.p2.theory.overlap_curves import l2_alpha_grid, l2_overlap_curve, q2_grid
+from smattn.p2.theory.prediction_errors import bo_error, plugin_error
+from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.scriptio import run
 
 
@@ -15,9 +14,9 @@ def main(io):
     P = io.params
     t0 = time.time()
     alphas = l2_alpha_grid(P.l2_alpha_points)
-    r = l2_overlap_curve(alphas, P.skip_c, q_grid=q2_grid(P.l2_q_points), n_k=P.n_k, n_curve=P.n_curve,
-                         n_se=P.n_se, seed=P.seed, v_reg=P.v_reg, damping=P.se_damping, tol=P.se_tol,
-                         max_iter=P.se_max_iter, n1d=P.n1d)
+    r = l2_overlap_curve(alphas, P.skip_c, QuadratureSettings(n1d=P.n1d), q_grid=q2_grid(P.l2_q_points), n_k=P.n_k,
+                         n_curve=P.n_curve, n_se=P.n_se, seed=P.seed, v_reg=P.v_reg, damping=P.se_damping, tol=P.se_tol,
+                         max_iter=P.se_max_iter)
     t_se = time.time() - t0
     print(f"SE curve: {len(alphas)} alphas in {t_se:.1f} s; alpha_last={r['alpha_last']:.4f} "
           f"alpha_first={r['alpha_first']:.4f}; non-converged points: {int(np.sum(~r['converged']))}")

@@ -3,11 +3,15 @@ import time
 
 import numpy as np
 
-from smattn.p2.plotting import json_safe
-
-from smattn.io import write_json
-from smattn.p2.overlap_curves import q2_grid
-from smattn.p2.thresholds import alpha_first, alpha_last, first_layer_literal, phase_two_curve
+from smattn.io import json_safe, write_json
+from smattn.p2.theory.overlap_curves import q2_grid
+from smattn.p2.theory.quadrature import QuadratureSettings
+from smattn.p2.theory.thresholds import (
+    alpha_first,
+    alpha_last,
+    first_layer_literal,
+    phase_two_curve,
+)
 from smattn.scriptio import run
 
 
@@ -15,11 +19,12 @@ def main(io):
     P = io.params
     c = float(io.wildcards.c)
     t0 = time.time()
-    last = alpha_last(c, n_samples=P.n_k, seed=P.seed, n1d=P.n1d)
+    quad = QuadratureSettings(n1d=P.n1d)
+    last = alpha_last(c, quad, n_samples=P.n_k, seed=P.seed)
     # grid convergence check of K at this c (the 1/det A_c factor is singular on z11 = z12 as c -> 0)
-    last_fine = alpha_last(c, n_samples=P.n_k, seed=P.seed, n1d=int(1.5 * P.n1d))
-    curve = phase_two_curve(q2_grid(P.q_points, q_max=P.q_max), c, n_samples=P.n_curve, seed=P.seed + 1, v_reg=P.v_reg,
-                            n1d=P.n1d)
+    last_fine = alpha_last(c, QuadratureSettings(n1d=int(1.5 * P.n1d)), n_samples=P.n_k, seed=P.seed)
+    curve = phase_two_curve(q2_grid(P.q_points, q_max=P.q_max), c, quad, n_samples=P.n_curve, seed=P.seed + 1,
+                            v_reg=P.v_reg)
     first = alpha_first(curve, last["alpha"], last["K"][0, 0])
     lit = first_layer_literal(c, n_samples=P.literal_samples, seed=P.seed + 2)
     out = {"c": c, "alpha_last": last["alpha"], "alpha_last_se": last["alpha_se"], "K": last["K"].tolist(),

@@ -58,6 +58,25 @@ def _json_default(o):
     raise TypeError(f"object of type {type(o).__name__} is not JSON serialisable")
 
 
+def json_safe(obj):
+    """Recursively turn numpy values into JSON types and NaN/inf into None (JSON has no NaN)."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
 def read_json(path: str | os.PathLike):
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)

@@ -9,7 +9,13 @@ import torch
 
 from smattn.p1.images.tasks import TaskSampler
 from smattn.p1.images.tokens import label_vectors, positional_encoding
-from smattn.p1.images.training import TrainConfig, accuracy, load_checkpoint, model_from_checkpoint, train
+from smattn.p1.images.training import (
+    TrainConfig,
+    accuracy,
+    model_from_checkpoint,
+    paper_train_config,
+    train,
+)
 
 
 def _split(n_classes, seed):
@@ -24,8 +30,8 @@ def setup():
     labels, pos = label_vectors(3), positional_encoding()
     sampler = TaskSampler(_split(12, 0), labels, pos)
     val = TaskSampler(_split(6, 1), labels, pos).sample(np.random.default_rng(5), 32)
-    cfg = TrainConfig(width=8, qk_dim=4, epochs=2, tasks_per_epoch=24, batch=8, lr=1e-3, val_every=2, n_val=32,
-                      ckpt_every=2, seed=3)
+    cfg = paper_train_config(2, 4, width=8, qk_dim=4, epochs=2, tasks_per_epoch=24, batch=8, lr=1e-3, val_every=2,
+                             n_val=32, ckpt_every=2, seed=3)
     return cfg, sampler, val
 
 
@@ -66,9 +72,9 @@ def test_checkpoint_of_another_model_is_rejected(tmp_path, setup, change, match)
 
 def test_bad_config_is_named():
     with pytest.raises(ValueError, match="width"):
-        TrainConfig(width=0)
+        paper_train_config(2, 4, width=0)
     with pytest.raises(ValueError, match="tasks_per_epoch"):
-        TrainConfig(tasks_per_epoch=10, batch=128)
+        paper_train_config(2, 4, tasks_per_epoch=10, batch=128)
 
 
 def test_accuracy_counts_zero_as_wrong():
@@ -78,7 +84,7 @@ def test_accuracy_counts_zero_as_wrong():
 def test_value_init_gain_scales_only_the_value_weights():
     from smattn.p1.images.training import build_model
 
-    base = TrainConfig(n_layers=3, n_heads=3, width=8, qk_dim=4, seed=3)
+    base = paper_train_config(3, 3, width=8, qk_dim=4, seed=3)
     ref = build_model(base).state_dict()
     assert build_model(base).state_dict().keys() == ref.keys()
     for k, v in build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 1.0})).state_dict().items():
@@ -90,5 +96,5 @@ def test_value_init_gain_scales_only_the_value_weights():
         else:
             assert torch.equal(v, ref[k]), k
     with pytest.raises(ValueError, match="value_init_gain"):
-        TrainConfig(value_init_gain=0.0)
+        paper_train_config(2, 4, value_init_gain=0.0)
 

@@ -12,7 +12,8 @@ jax_setup(x64=True)
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from smattn.p2 import sgd  # noqa: E402
+from smattn.p2 import trajectories  # noqa: E402
+from smattn.p2.dynamics import sgd  # noqa: E402
 
 
 def _reference_output(x_seq, v, skip):
@@ -104,7 +105,7 @@ def test_fixed_teacher_and_student_match_spec():
     assert (W[0] @ W[1]) / d == pytest.approx(0.0594, abs=1e-4)
     q0 = (V0 * V0).sum(1) / d
     np.testing.assert_allclose(q0, [0.778, 0.706], atol=1e-3)
-    C0 = sgd.layer_cosines((V0 * W).sum(1) / d, q0)
+    C0 = trajectories.layer_cosines((V0 * W).sum(1) / d, q0)
     np.testing.assert_allclose(C0, [0.008, -0.011], atol=1e-3)
 
 
@@ -158,20 +159,20 @@ def test_training_decreases_loss_and_test_error():
 
 def test_metrics_on_known_arrays():
     C = np.array([[0.0, -0.1, -0.3, -0.6, -0.8], [0.1, 0.2, 0.5, 0.9, 1.0]])
-    S = sgd.sign_corrected(C)
+    S = trajectories.sign_corrected(C)
     np.testing.assert_allclose(S[0], [0.0, 0.1, 0.3, 0.6, 0.8])
-    np.testing.assert_array_equal(sgd.first_crossing(S, 0.5), [3, 2])
+    np.testing.assert_array_equal(trajectories.first_crossing(S, 0.5), [3, 2])
     with pytest.raises(ValueError, match="final value"):
-        sgd.first_crossing(C, 0.5)
+        trajectories.first_crossing(C, 0.5)
     S = np.array([0.6, 0.62, 0.75, 0.81, 1.0])  # half of the rise 0.6 -> 1.0 is 0.8
-    assert int(sgd.first_crossing(S, 0.5, from_start=True)) == 3
-    assert int(sgd.first_crossing(S, 0.5)) == 0
+    assert int(trajectories.first_crossing(S, 0.5, from_start=True)) == 3
+    assert int(trajectories.first_crossing(S, 0.5)) == 0
     with pytest.raises(ValueError, match="exceed its first|exceed the first"):
-        sgd.first_crossing(np.array([1.0, 0.5, 0.9]), 0.5, from_start=True)
-    np.testing.assert_allclose(sgd.layer_cosines([0.5], [0.25]), [1.0])
-    np.testing.assert_allclose(sgd.layer_cosines([0.5], [0.25], teacher_sq_norm=4.0), [0.5])
+        trajectories.first_crossing(np.array([1.0, 0.5, 0.9]), 0.5, from_start=True)
+    np.testing.assert_allclose(trajectories.layer_cosines([0.5], [0.25]), [1.0])
+    np.testing.assert_allclose(trajectories.layer_cosines([0.5], [0.25], teacher_sq_norm=4.0), [0.5])
     with pytest.raises(ValueError, match="q must be"):
-        sgd.layer_cosines([0.5], [0.0])
+        trajectories.layer_cosines([0.5], [0.0])
 
 
 @pytest.mark.parametrize("kw,msg", [({"d": 0}, "d must"), ({"lr": -1.0}, "lr must"), ({"dtype": "float16"}, "dtype"),
@@ -185,8 +186,8 @@ def test_metrics_reproduce_the_published_trace_crossings(raw_data):
     """Spec §6.1: the mean of the published sign-corrected traces reaches 50% of its plateau at records 82 (C_2)
     and 1442 (C_1); final C_2 0.9756-0.9761 per run."""
     ref = raw_data / "reference" / "spoc"
-    C1 = sgd.sign_corrected(np.load(ref / "C1_random.npy"))
-    C2 = sgd.sign_corrected(np.load(ref / "C2_random.npy"))
-    assert int(sgd.first_crossing(C2.mean(0), 0.5)) == 82
-    assert int(sgd.first_crossing(C1.mean(0), 0.5)) == 1442
+    C1 = trajectories.sign_corrected(np.load(ref / "C1_random.npy"))
+    C2 = trajectories.sign_corrected(np.load(ref / "C2_random.npy"))
+    assert int(trajectories.first_crossing(C2.mean(0), 0.5)) == 82
+    assert int(trajectories.first_crossing(C1.mean(0), 0.5)) == 1442
     assert np.all((C2[:, -1] > 0.9755) & (C2[:, -1] < 0.9762))

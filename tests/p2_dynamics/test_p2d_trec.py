@@ -1,16 +1,21 @@
 """TREC experiment: model shapes and masking, Gram similarity, padding, split, a short training run."""
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from smattn.p2 import similarity as sim
-from smattn.p2.trec import (TRECConfig, chunk_padded_lengths, collate, split_indices, steps_per_epoch,
-                            train_trec_run)
-from smattn.p2.trec_model import TiedAttentionClassifier
+from smattn.p2.dynamics import similarity as sim
+from smattn.p2.dynamics.trec import (
+    chunk_padded_lengths,
+    collate,
+    paper_trec_config,
+    split_indices,
+    steps_per_epoch,
+    train_trec_run,
+)
+from smattn.p2.dynamics.trec_model import TiedAttentionClassifier
 
 torch.set_num_threads(1)
 
@@ -125,14 +130,14 @@ def test_chunk_padding_collate_and_split():
     tr, va = split_indices(5452, 0.2, np.random.default_rng(0))
     assert (len(tr), len(va)) == (4361, 1091)
     assert sorted(np.r_[tr, va].tolist()) == list(range(5452))
-    assert steps_per_epoch(5452, TRECConfig()) == 273
+    assert steps_per_epoch(5452, paper_trec_config()) == 273
 
 
 @pytest.mark.parametrize("kw,msg", [({"lr": 0.0}, "lr must"), ({"epochs": 0}, "epochs must"),
                                     ({"val_fraction": 1.5}, "val_fraction"), ({"max_length": 2}, "max_length")])
 def test_bad_config_is_rejected(kw, msg):
     with pytest.raises(ValueError, match=msg):
-        TRECConfig(**kw)
+        paper_trec_config(**kw)
 
 
 def _toy_corpus(n=96, seed=0):
@@ -150,7 +155,7 @@ def _toy_corpus(n=96, seed=0):
 
 def test_short_training_run_decreases_loss_and_records_similarity(tmp_path):
     ids, labels = _toy_corpus()
-    cfg = TRECConfig(epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1)
+    cfg = paper_trec_config(epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1)
     out = train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, vocab_size=50, progress=None)
     spe = out["steps_per_epoch"]
     assert (out["n_train"], out["n_val"]) == (76, 20) and spe == 10
@@ -182,13 +187,13 @@ def test_short_training_run_decreases_loss_and_records_similarity(tmp_path):
 def test_real_trec_pipeline_smoke(raw_data, tmp_path):
     from smattn.data.trec import load_trec
     from smattn.data.wordpiece import make_tokenizer
-    from smattn.p2.trec import encode_questions
+    from smattn.p2.dynamics.trec import encode_questions
 
     qs = load_trec(raw_data / "trec" / "train_5500.label")
     tok = make_tokenizer(raw_data / "bert-base-uncased" / "vocab.txt", max_length=32)
     ids, labels = encode_questions(qs[:200], tok)
     assert all(s[0] == 101 and s[-1] == 102 and len(s) <= 32 for s in ids)
-    cfg = TRECConfig(epochs=1, lr=1e-3, max_questions=80, seed=0)
+    cfg = paper_trec_config(epochs=1, lr=1e-3, max_questions=80, seed=0)
     out = train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, progress=None)
     assert out["n_train"] + out["n_val"] == 80
     assert out["similarity"].shape == (2, out["n_steps"])

@@ -2,9 +2,18 @@
 import numpy as np
 import pytest
 
-from smattn.p2.attention_link import attention_output, link_logits, logits_to_y, preimage, y_to_logits
-from smattn.p2.adaptive_reference import adaptive_posterior_mean
-from smattn.p2.channel_denoiser import _apply_A, _solve_softmax_layer, g_out, posterior_moments
+from smattn.p2.theory.adaptive_reference import adaptive_posterior_mean
+from smattn.p2.theory.attention_link import (
+    apply_skip_matrix,
+    attention_output,
+    link_logits,
+    logits_to_y,
+    preimage,
+    solve_softmax_layer,
+    y_to_logits,
+)
+from smattn.p2.theory.channel_denoiser import g_out, posterior_moments
+from smattn.p2.theory.quadrature import QuadratureSettings
 
 C = 1.0
 
@@ -23,26 +32,20 @@ def _case(seed, q):
 def test_denoiser_matches_adaptive_quadrature(seed, q, method, tol):
     ell, om, V = _case(seed, q)
     ref = adaptive_posterior_mean(ell, om, V, C, epsabs=1e-11, epsrel=1e-7)
-    mom = posterior_moments(ell[None], om[None], V, C, method=method, n1d=48)
+    mom = posterior_moments(ell[None], om[None], V, C, QuadratureSettings(n1d=48, method=method))
     assert mom.method == method
     np.testing.assert_allclose(mom.mean[0], ref, atol=tol)
 
 
-def test_parametrisation_B_is_refused_without_opt_in():
-    ell, om, V = _case(1, (0.3, 0.3))
-    with pytest.raises(ValueError, match="experimental_b"):
-        posterior_moments(ell[None], om[None], V, C, method="B")
-
-
-def test_parametrisation_B_branches_and_jacobian_are_exact():
-    """B's closed-form first-layer solve: a branch reproduces the true z1 and its log|det d a / d z1| matches FD."""
+def test_first_layer_solve_branches_and_jacobian_are_exact():
+    """The closed-form first-layer solve: a branch reproduces the true z1 and its log|det d a / d z1| matches FD."""
     rng = np.random.default_rng(11)
     Z = rng.standard_normal((200, 2, 2))
     x = preimage(link_logits(Z, C))
     z1, z2 = Z[:, 0], Z[:, 1]
-    a = _apply_A(z1, z2, C)
+    a = apply_skip_matrix(z1, z2, C)
     s = np.sign(np.sum(a * x, axis=1))                       # a = s x
-    w, logj, ok = _solve_softmax_layer(z2, s[:, None] * x, C)
+    w, logj, ok = solve_softmax_layer(z2, s[:, None] * x, C)
     keep = ok & (np.abs(z1[:, 0] - z1[:, 1]) > 1e-3)         # z11 = z12 is the measure-zero fold of the map
     assert keep.mean() > 0.95
     err = np.minimum(np.abs(w - z1).max(1), np.abs(w + z1).max(1))
@@ -52,7 +55,7 @@ def test_parametrisation_B_branches_and_jacobian_are_exact():
     for k in range(2):
         e = np.zeros(2)
         e[k] = h
-        J[:, :, k] = (_apply_A(z1 + e, z2, C) - _apply_A(z1 - e, z2, C)) / (2 * h)
+        J[:, :, k] = (apply_skip_matrix(z1 + e, z2, C) - apply_skip_matrix(z1 - e, z2, C)) / (2 * h)
     fd = np.log(np.abs(np.linalg.det(J)))
     np.testing.assert_allclose(logj[keep], fd[keep], atol=1e-5)
 
@@ -65,16 +68,16 @@ def test_analytic_jacobian_matches_finite_differences(method):
     Z = rng.standard_normal((n, 2, 2))
     ell = link_logits(Z, C)
     om = 0.7 * Z + 0.2 * rng.standard_normal((n, 2, 2))
-    kw = dict(method=method, n1d=64) if method == "A" else dict(method=method, n1d=64, n_local=64)
+    quad = QuadratureSettings(method=method, n1d=64) if method == "A" else QuadratureSettings(method=method, n1d=64, n_local=64)
     rel = 2e-5 if method == "A" else 2e-4   # A* grids move with omega: the rule itself varies at O(rule error)
-    _, dg, _ = g_out(ell, om, V, C, **kw)
+    _, dg, _ = g_out(ell, om, V, C, quad)
     h = 1e-5
     for b in range(2):
         for s in range(2):
             e = np.zeros_like(om)
             e[:, b, s] = h
-            gp, _, _ = g_out(ell, om + e, V, C, jacobian=False, **kw)
-            gm, _, _ = g_out(ell, om - e, V, C, jacobian=False, **kw)
+            gp, _, _ = g_out(ell, om + e, V, C, quad, jacobian=False)
+            gm, _, _ = g_out(ell, om - e, V, C, quad, jacobian=False)
             np.testing.assert_allclose(dg[:, :, :, b, s], (gp - gm) / (2 * h), atol=rel * (1 + np.abs(dg).max()))
 
 
@@ -97,5 +100,9 @@ def test_bad_inputs_raise_clear_errors():
         posterior_moments(ell[None], om[None], -V, C)
     with pytest.raises(ValueError, match="omega must have shape"):
         posterior_moments(ell[None], om, V, C)
+    with pytest.raises(ValueError, match="method must be"):
+        QuadratureSettings(method="B")
+    with pytest.raises(ValueError, match="n1d must be"):
+        QuadratureSettings(n1d=1)
     with pytest.raises(ValueError, match="y01 \\+ y10"):
         y_to_logits(np.array([0.7, 0.6]))

@@ -2,10 +2,11 @@
 import numpy as np
 import pytest
 
-from smattn.p2.attention_link import link_logits
-from smattn.p2.channel_denoiser import posterior_moments
-from smattn.p2.prior_denoiser import f_in
-from smattn.p2.state_evolution import state_evolution
+from smattn.p2.theory.attention_link import link_logits
+from smattn.p2.theory.channel_denoiser import posterior_moments
+from smattn.p2.theory.prior_denoiser import f_in
+from smattn.p2.theory.quadrature import QuadratureSettings
+from smattn.p2.theory.state_evolution import state_evolution
 
 
 def test_prior_denoiser_is_the_gaussian_posterior_with_side_information():
@@ -25,11 +26,11 @@ def test_prior_denoiser_is_the_gaussian_posterior_with_side_information():
 
 def test_side_information_moves_se_off_the_trivial_fixed_point():
     lam = 0.5
-    res = state_evolution(0.05, 1.0, 2, n_samples=200, seed=0, lam=lam, tol=1e-6, max_iter=200, n1d=24)
+    res = state_evolution(0.05, 1.0, 2, n_samples=200, seed=0, lam=lam, tol=1e-6, max_iter=200, quad=QuadratureSettings(n1d=24))
     assert res.converged
     # below alpha_last the channel adds little: Q ~ lam / (1 + lam) on the diagonal
     assert np.all(np.diag(res.Q) > 0.9 * lam / (1 + lam))
-    res0 = state_evolution(0.05, 1.0, 2, n_samples=200, seed=0, tol=1e-6, max_iter=200, n1d=24)
+    res0 = state_evolution(0.05, 1.0, 2, n_samples=200, seed=0, tol=1e-6, max_iter=200, quad=QuadratureSettings(n1d=24))
     assert np.all(np.abs(res0.Q) < 1e-4)
 
 
@@ -41,9 +42,9 @@ def test_depth3_channel_grid_convergence_and_symmetry():
     Z = rng.standard_normal((n, 3, 2))
     om = np.einsum("ab,nbt->nat", np.sqrt(Q), Z) * np.sqrt(np.diag(Q))[None, :, None] ** 0
     ell = link_logits(Z, 1.0)
-    coarse = posterior_moments(ell, om, V, 1.0, n1d=10)
-    fine = posterior_moments(ell, om, V, 1.0, n1d=16)
+    coarse = posterior_moments(ell, om, V, 1.0, QuadratureSettings(n1d=10))
+    fine = posterior_moments(ell, om, V, 1.0, QuadratureSettings(n1d=16))
     np.testing.assert_allclose(coarse.mean, fine.mean, atol=2e-2)
     # at omega = 0 each layer's posterior mean vanishes by the per-layer sign symmetry
-    m0 = posterior_moments(ell, np.zeros_like(om), np.eye(3), 1.0, n1d=10)
+    m0 = posterior_moments(ell, np.zeros_like(om), np.eye(3), 1.0, QuadratureSettings(n1d=10))
     assert np.abs(m0.mean).max() < 1e-10

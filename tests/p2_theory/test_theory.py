@@ -2,13 +2,21 @@
 import numpy as np
 import pytest
 
-from smattn.p2.attention_link import attention_output
-from smattn.p2.channel_denoiser import g_out
-from smattn.p2.gamp import run_gamp
-from smattn.p2.prediction_errors import bo_error, plugin_error, uniform_student_error
-from smattn.p2.state_evolution import channel_average, draw_teacher, sqrtm_psd, state_evolution
-from smattn.p2.attention_link import link_logits
-from smattn.p2.thresholds import alpha_last, first_layer_literal
+from smattn.p2.theory.attention_link import attention_output, link_logits
+from smattn.p2.theory.channel_denoiser import g_out
+from smattn.p2.theory.gamp import run_gamp
+from smattn.p2.theory.overlaps import sqrtm_psd
+from smattn.p2.theory.prediction_errors import (
+    bo_error,
+    plugin_error,
+    uniform_student_error,
+)
+from smattn.p2.theory.quadrature import QuadratureSettings
+from smattn.p2.theory.state_evolution import (
+    draw_teacher,
+    state_evolution,
+)
+from smattn.p2.theory.thresholds import alpha_last, first_layer_literal
 
 C = 1.0
 
@@ -20,7 +28,7 @@ def test_nishimori_identity_on_the_phase_two_branch():
     sQ, sV = sqrtm_psd(Q), sqrtm_psd(np.eye(2) - Q)
     om = np.einsum("ab,nbt->nat", sQ, dr.xi)
     Z = om + np.einsum("ab,nbt->nat", sV, dr.U)
-    g, dg, _ = g_out(link_logits(Z, C), om, np.eye(2) - Q, C, n1d=40)
+    g, dg, _ = g_out(link_logits(Z, C), om, np.eye(2) - Q, C, QuadratureSettings(n1d=40))
     gg = np.einsum("nat,nbt->nab", g, g)
     mdg = -np.einsum("natbt->nab", dg)
     diff = gg - mdg
@@ -32,7 +40,7 @@ def test_nishimori_identity_on_the_phase_two_branch():
 
 def test_se_converges_and_off_diagonal_overlap_vanishes():
     res = state_evolution(0.45, C, 2, n_samples=300, seed=1, q0=np.array([[0.05, 0.04], [0.04, 0.05]]),
-                          tol=2e-4, max_iter=80, n1d=24)
+                          tol=2e-4, max_iter=80, quad=QuadratureSettings(n1d=24))
     assert res.converged, (res.iterations, res.residual)
     assert abs(res.Q[0, 1]) < 0.02
     assert res.Q[1, 1] > 0.5 and res.Q[0, 0] < 0.02          # phase II: last layer only
@@ -43,7 +51,7 @@ def test_anderson_acceleration_reaches_the_plain_fixed_point():
     Q11 = 0 branch above alpha_first (the start has Q11 = 0.05, growing)."""
     dr = draw_teacher(150, 2, seed=4)
     kw = dict(draws=dr, damping=0.8, q0=np.diag([0.05, 0.9]), tol=1e-7, max_iter=400, diagonal=True, v_reg=1e-3,
-              n1d=16, n_local=8)
+              quad=QuadratureSettings(n1d=16, n_local=8))
     plain = state_evolution(1.2, C, 2, accelerate=False, **kw)
     fast = state_evolution(1.2, C, 2, accelerate=True, **kw)
     assert plain.converged and fast.converged
@@ -54,7 +62,7 @@ def test_anderson_acceleration_reaches_the_plain_fixed_point():
 
 def test_last_layer_is_learned_first_and_jensen_bound():
     for c in (0.5, 2.0):
-        r = alpha_last(c, n_samples=1500, seed=0, n1d=32)
+        r = alpha_last(c, QuadratureSettings(n1d=32), n_samples=1500, seed=0)
         assert r["layer"] == 2
         assert r["K"][1, 1] > r["K"][0, 0]
         assert r["alpha"] >= 1.0 / 6.0 - 4 * r["alpha_se"]     # alpha_init >= 1/6 for T = 2
@@ -86,8 +94,8 @@ def test_bo_error_at_zero_overlap_is_output_variance_and_below_plugin():
 
 def test_se_fixed_point_matches_gamp_at_moderate_d():
     alpha = 0.6       # phase II, well above alpha_last: GAMP from a random start escapes within ~20 iterations
-    se = state_evolution(alpha, C, 2, n_samples=400, seed=2, tol=2e-4, max_iter=100, n1d=24)
-    r = run_gamp(300, alpha, 45, seed=3, n1d=24)
+    se = state_evolution(alpha, C, 2, n_samples=400, seed=2, tol=2e-4, max_iter=100, quad=QuadratureSettings(n1d=24))
+    r = run_gamp(300, alpha, 45, seed=3, quad=QuadratureSettings(n1d=24))
     m22 = abs(r.M[-1, 1, 1]) / np.sqrt(np.sum(r.W[1] ** 2) / r.W.shape[1])
     assert abs(m22 - se.Q[1, 1]) < 0.12, (m22, se.Q)
     assert abs(r.M[-1, 0, 0]) < 0.15
@@ -95,7 +103,7 @@ def test_se_fixed_point_matches_gamp_at_moderate_d():
 
 
 def test_gamp_records_shapes_and_validates():
-    r = run_gamp(60, 0.5, 3, seed=0, n1d=16)
+    r = run_gamp(60, 0.5, 3, seed=0, quad=QuadratureSettings(n1d=16))
     assert r.M.shape == (3, 2, 2) and r.Q.shape == (3, 2, 2) and r.test_error.shape == (3,)
     with pytest.raises(ValueError, match="damping"):
         run_gamp(60, 0.5, 3, damping=1.5)

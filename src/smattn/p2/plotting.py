@@ -1,4 +1,5 @@
-"""Shared plotting helpers of the P2 theory figures (style of the authors' figures, spec §10)."""
+"""Shared plotting helpers of the P2 figures (colours and style of the authors' figures); imports matplotlib
+with the Agg backend, so only plotting scripts import it."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -16,27 +17,6 @@ def long_rows(series, x, y, err=None):
     """Rows (series, x, y, err) of a long-format figure CSV."""
     err = [float("nan")] * len(x) if err is None else err
     return [(series, float(a), float(b), float(e)) for a, b, e in zip(x, y, err)]
-
-
-def json_safe(obj):
-    """Recursively turn numpy values into JSON types, NaN/inf into None (JSON has no NaN)."""
-    import math
-
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return json_safe(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    return obj
 
 
 def nan_array(values):

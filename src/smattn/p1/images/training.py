@@ -17,7 +17,6 @@ history (dict of lists), config (training settings), done (bool).
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -29,37 +28,33 @@ from torch import nn
 
 from smattn.p1.images.model import AttentionPathsTransformer
 from smattn.p1.images.tasks import TaskSampler
+from smattn.settings import Settings, scale_params, setting
 
 
-@dataclass
-class TrainConfig:
-    n_layers: int = 2
-    n_heads: int = 4
-    width: int = 512
-    qk_dim: int = 128
-    epochs: int = 10
-    tasks_per_epoch: int = 527_878
-    batch: int = 128
-    lr: float = 3e-4
-    weight_decay: float = 5e-5
-    val_every: int = 1000
-    n_val: int = 12_928
-    ckpt_every: int = 200
-    seed: int = 42
-    max_steps: int | None = None  # optional hard cap on the total number of steps (None: epochs x steps_per_epoch)
-    value_init_gain: float = 1.0  # factor on the default initial W_V (1 = PyTorch default, the spec's value)
+@dataclass(frozen=True, kw_only=True)
+class TrainConfig(Settings):
+    """Training settings; the workflow's values are the ``gd_*`` keys of config.yaml (:func:`paper_train_config`)."""
+
+    n_layers: int = setting(ge=1)
+    n_heads: int = setting(ge=1)
+    width: int = setting(ge=1)
+    qk_dim: int = setting(ge=1)
+    epochs: int = setting(ge=1)
+    tasks_per_epoch: int = setting(ge=1)
+    batch: int = setting(ge=1)
+    lr: float = setting(gt=0)
+    weight_decay: float = setting(ge=0)
+    val_every: int = setting(ge=1)
+    n_val: int = setting(ge=1)
+    ckpt_every: int = setting(ge=1)
+    seed: int
+    max_steps: int | None = setting(ge=1)  # optional cap on the total steps (None: epochs x steps_per_epoch)
+    value_init_gain: float = setting(default=1.0, gt=0)  # factor on the default initial W_V (1 = PyTorch default)
 
     def __post_init__(self):
-        for k in ("n_layers", "n_heads", "width", "qk_dim", "epochs", "tasks_per_epoch", "batch", "val_every",
-                  "n_val", "ckpt_every"):
-            if int(getattr(self, k)) < 1:
-                raise ValueError(f"TrainConfig: {k} must be >= 1, got {getattr(self, k)}")
+        super().__post_init__()
         if self.tasks_per_epoch < self.batch:
             raise ValueError(f"TrainConfig: tasks_per_epoch ({self.tasks_per_epoch}) < batch ({self.batch})")
-        if not self.lr > 0:
-            raise ValueError(f"TrainConfig: lr must be > 0, got {self.lr}")
-        if not self.value_init_gain > 0:
-            raise ValueError(f"TrainConfig: value_init_gain must be > 0, got {self.value_init_gain}")
 
     @property
     def steps_per_epoch(self) -> int:
@@ -69,6 +64,16 @@ class TrainConfig:
     def total_steps(self) -> int:
         n = self.epochs * self.steps_per_epoch
         return n if self.max_steps is None else min(n, int(self.max_steps))
+
+
+def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
+    """TrainConfig of an L = n_layers, H = n_heads model with the paper-scale ``gd_*`` values of config.yaml, then
+    ``overrides`` (field names). The paper's value-weight gain is 1 for every model."""
+    p = scale_params("p1_images", "paper")
+    keys = ("width", "qk_dim", "epochs", "tasks_per_epoch", "batch", "lr", "weight_decay", "val_every", "n_val",
+            "ckpt_every", "seed", "max_steps")
+    kw = {k: p[f"gd_{k}"] for k in keys}
+    return TrainConfig(**{"n_layers": n_layers, "n_heads": n_heads, **kw, **overrides})
 
 
 def build_model(cfg: TrainConfig) -> AttentionPathsTransformer:

@@ -1,4 +1,4 @@
-"""Weak-recovery thresholds of the two-layer attention target (P2 Thm 2.3, App. E.2; spec §4).
+"""Weak-recovery thresholds of the two-layer attention target (P2 Thm 2.3, App. E.2).
 
 * last layer (initial recovery): alpha_last = 1 / max_a K_aa with K_aa = E_y || E[z_a z_a^T | y] - I ||_F^2 at Q = 0;
 * first layer given the last, two readings of App. E.2:
@@ -14,16 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention_link import check_skip, link_logits, preimage
-from .channel_denoiser import _solve_softmax_layer, posterior_moments
+from .attention_link import check_skip, link_logits, preimage, solve_softmax_layer
+from .channel_denoiser import posterior_moments
+from .quadrature import QuadratureSettings
 from .state_evolution import TeacherDraws, channel_average, draw_teacher
 
 __all__ = ["initial_operator", "alpha_last", "first_layer_literal", "phase_two_curve", "alpha_first",
            "Thresholds", "thresholds"]
 
 
-def initial_operator(c: float, draws: TeacherDraws, **den):
-    """K (L, L) of the Hadamard-form linear operator F(M)_ab = alpha K_ab M_ab at Q = 0 (spec §4.2).
+def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = QuadratureSettings()):
+    """K (L, L) of the Hadamard-form linear operator F(M)_ab = alpha K_ab M_ab at Q = 0 (Thm 2.3).
 
     Uses the cross-layer-block form K_ab = sum_{t,s} E[G^a_ts G^b_ts], G^a = E[z_a z_a^T | y] - I.
     Returns (K, K_se, min_ess).
@@ -31,7 +32,7 @@ def initial_operator(c: float, draws: TeacherDraws, **den):
     L = draws.xi.shape[1]
     Z = draws.U
     ell = link_logits(Z, c)
-    mom = posterior_moments(ell, np.zeros_like(Z), np.eye(L), c, **den)
+    mom = posterior_moments(ell, np.zeros_like(Z), np.eye(L), c, quad)
     G = np.empty((Z.shape[0], L, 2, 2))
     for a in range(L):
         blk = mom.cov[:, 2 * a:2 * a + 2, 2 * a:2 * a + 2] + np.einsum("nt,ns->nts", mom.mean[:, a], mom.mean[:, a])
@@ -40,10 +41,11 @@ def initial_operator(c: float, draws: TeacherDraws, **den):
     return per.mean(0), per.std(0, ddof=1) / np.sqrt(len(per)), float(mom.ess.min())
 
 
-def alpha_last(c: float, *, n_samples: int = 20000, seed: int = 0, **den):
+def alpha_last(c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int = 20000,
+               seed: int = 0):
     """Initial-recovery threshold 1 / max_a K_aa and the K matrix (dict)."""
     check_skip(c)
-    K, K_se, ess = initial_operator(c, draw_teacher(n_samples, 2, seed), **den)
+    K, K_se, ess = initial_operator(c, draw_teacher(n_samples, 2, seed), quad)
     a = int(np.argmax(np.diag(K)))
     return {"alpha": float(1.0 / K[a, a]), "layer": a + 1, "K": K, "K_se": K_se, "min_ess": ess,
             "alpha_se": float(K_se[a, a] / K[a, a] ** 2)}
@@ -62,7 +64,7 @@ def first_layer_literal(c: float, *, n_samples: int = 200000, seed: int = 0):
     z2 = Z[:, 1, :]
     cand, logw = [], []
     for s in (1.0, -1.0):
-        w, lj, ok = _solve_softmax_layer(z2, s * x, c)
+        w, lj, ok = solve_softmax_layer(z2, s * x, c)
         for b in (1.0, -1.0):
             z1 = b * w
             cand.append(z1)
@@ -85,7 +87,8 @@ def first_layer_literal(c: float, *, n_samples: int = 200000, seed: int = 0):
             "frac_extra_branch": float(np.mean(n_ok > 2)), "dropped": n_bad}
 
 
-def phase_two_curve(q_grid, c: float, *, n_samples: int = 4000, seed: int = 0, v_reg: float = 0.0, **den):
+def phase_two_curve(q_grid, c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int = 4000,
+                    seed: int = 0, v_reg: float = 0.0):
     """Explicit phase-II fixed-point curve and first-layer growth rate on Q = diag(0, q2).
 
     q_grid: (m,) values of q2 in (0, 1).  Returns dict of arrays (m,): q2, R2, alpha = q2/((1-q2)R2), K1, K1_se,
@@ -98,7 +101,7 @@ def phase_two_curve(q_grid, c: float, *, n_samples: int = 4000, seed: int = 0, v
     draws = draw_teacher(n_samples, 2, seed)
     out = {k: np.empty(len(q_grid)) for k in ("R2", "R2_se", "alpha", "K1", "K1_se", "min_ess")}
     for i, q in enumerate(q_grid):
-        avg = channel_average(np.diag([0.0, q]), c, draws, want_k1=True, v_reg=v_reg, **den)
+        avg = channel_average(np.diag([0.0, q]), c, draws, quad, want_k1=True, v_reg=v_reg)
         out["R2"][i] = avg["R"][1, 1]
         out["R2_se"][i] = avg["R_se"][1, 1]
         out["alpha"][i] = q / ((1.0 - q) * avg["R"][1, 1])
@@ -146,11 +149,11 @@ class Thresholds:
     curve: dict
 
 
-def thresholds(c: float, q_grid, *, n_k: int = 20000, n_curve: int = 4000, seed: int = 0, n_literal: int = 200000,
-               **den) -> Thresholds:
+def thresholds(c: float, q_grid, quad: QuadratureSettings = QuadratureSettings(), *, n_k: int = 20000,
+               n_curve: int = 4000, seed: int = 0, n_literal: int = 200000) -> Thresholds:
     """All three thresholds at skip strength c (noiseless model)."""
-    last = alpha_last(c, n_samples=n_k, seed=seed, **den)
-    curve = phase_two_curve(q_grid, c, n_samples=n_curve, seed=seed + 1, **den)
+    last = alpha_last(c, quad, n_samples=n_k, seed=seed)
+    curve = phase_two_curve(q_grid, c, quad, n_samples=n_curve, seed=seed + 1)
     first = alpha_first(curve, last["alpha"], last["K"][0, 0])
     lit = first_layer_literal(c, n_samples=n_literal, seed=seed + 2)
     return Thresholds(c=c, alpha_last=last["alpha"], alpha_last_se=last["alpha_se"], alpha_first=first["alpha"],

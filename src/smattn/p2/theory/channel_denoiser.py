@@ -1,28 +1,19 @@
-"""Output-channel denoiser g_out of the deep tied-attention target (P2 Eq. 12, spec §2.1–2.2).
+"""Output-channel denoiser g_out of the deep tied-attention target (P2 Eq. 12).
 
 For each sample the posterior of the indices Z (p x T, p = L layers, T = 2 tokens) is
     P(Z | y, omega, V) ∝ prod_t N(Z[:, t]; omega[:, t], V) * delta(y - g(Z)),
 a measure on the constraint manifold.  The delta is solved in closed form and the remaining integral is done on a
 fixed Gauss–Hermite grid, shared by all samples, whose nodes are centred on omega and scaled by sqrt(V_kk):
 
-* parametrisation "A" (spec Corollary E.1): integrate over the first L-1 layers, the last layer is
+* parametrisation "A" (Corollary E.1): integrate over the first L-1 layers, the last layer is
   z_L = s * B(z_1..z_{L-1})^{-1} x(y), s = ±1, weight 1/det B.
 * parametrisation "A*" (L = 2, the sharply peaked regime V_{2|1} -> 0): parametrisation A on a deterministic
   mixture of Gauss–Hermite grids, the prior grid plus grids centred on the modes predicted by the last-layer
   solve (z2 = omega2 mapped back to z1 in closed form) and scaled by their Laplace covariance.
-* parametrisation "B" (spec §2.2: integrate over the last layer z2, first-layer branches z1 = ±u(p1, q1) in closed
-  form): implemented and exact as a measure (a 4000^2 uniform grid over z2 scatters around "A"), but its integrand
-  in z2 coordinates cannot be integrated on a fixed grid.  Two reasons, both from the first-layer softmax:
-  (i) the first-layer attention entries p1, q1 are fractional-linear in z2 while z1 depends on them through
-  log(1/p1 - 1): a posterior with a nearly hard first-layer attention (p1 ~ e^{-9} for |z1| ~ 3) lives in a
-  boundary layer of width ~p1 along the edge p1 = 0 of the admissible region; (ii) the whole diagonal z11 = z12
-  maps to the single point z2* = ±A_c(1/2, 1/2)^{-1} x, where the density has an integrable singularity (mass in a
-  ball of radius r ~ sqrt(r)).  Grid results therefore do not converge with n1d (with V = diag(0.6, 0.02) and a
-  saturated first layer, 48 and 96 nodes give posterior means of z1 that differ at O(1), while "A" is stable to
-  1e-3).  Its closed-form branches and Jacobian are tested exactly (tests/p2_theory); it is kept for such checks
-  behind experimental_b=True and never chosen automatically; the
-  last-layer integration of the peaked regime is "A*", which integrates the same last-layer Gaussian factor on
-  grids pulled back to first-layer coordinates, where the integrand is smooth.
+
+A parametrisation over the last layer z2 with closed-form first-layer branches was rejected: exact as a measure,
+but the first-layer attention puts the posterior mass in a boundary layer in z2 coordinates, where fixed grids do
+not converge (docs/p2_theory.md).
 
 g_out = V^{-1}(<Z> - omega) and its analytic Jacobian
     d g_out[a,t] / d omega[b,s] = [V^{-1} Cov(Z[:,t], Z[:,s]) V^{-1}]_{ab} - delta_ts (V^{-1})_{ab}
@@ -34,12 +25,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention_link import check_skip, preimage, skip_matrix_det, skip_matrix_inverse, softmax_entries
-from .quadrature import gauss_hermite_grid
+from .attention_link import (
+    apply_skip_matrix,
+    check_skip,
+    preimage,
+    skip_matrix_det,
+    skip_matrix_inverse,
+    softmax_entries,
+    solve_softmax_layer,
+)
+from .quadrature import QuadratureSettings, gauss_hermite_grid
 
-__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "DEFAULT_N1D"]
+__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation"]
 
-DEFAULT_N1D = {2: 48, 3: 12}
 PRIOR_SHARE = 0.2        # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
 
@@ -50,7 +48,7 @@ class ChannelMoments:
 
     mean: (n, p, 2); cov: (n, 2p, 2p) with flat index a*2 + t; log_norm: (n,) log of the (unnormalised)
     channel partition function up to a sample-independent constant; ess: (n,) effective number of grid nodes
-    (a small value flags an under-resolved posterior); method: "A" or "B".
+    (a small value flags an under-resolved posterior); method: "A" or "A*".
     """
     mean: np.ndarray
     cov: np.ndarray
@@ -88,10 +86,8 @@ def _conditional_variance(V, k):
 def choose_parametrisation(V, v_switch: float = 0.05) -> str:
     """Parametrisation for a given V: "A" unless the last layer is pinned, V_{L|rest} < v_switch, then "A*" (L = 2).
 
-    "B" (grid over the last layer, closed-form first-layer branches) is exact but not integrable on a fixed grid
-    (boundary layers and a point singularity in z2 coordinates, see the module docstring); the automatic choice
-    therefore uses "A*": the last-layer Gaussian factor is integrated on grids centred on the modes that the B solve
-    predicts, in first-layer coordinates, which resolves the sharply peaked regime.
+    In the peaked regime "A*" integrates the last-layer Gaussian factor on grids centred on the modes predicted by
+    the first-layer solve, in first-layer coordinates, where the integrand is smooth.
     """
     V = np.asarray(V, dtype=np.float64)
     L = V.shape[0]
@@ -99,39 +95,6 @@ def choose_parametrisation(V, v_switch: float = 0.05) -> str:
     if v_last >= v_switch or L != 2:
         return "A"
     return "A*"
-
-
-def _solve_softmax_layer(v, t, c):
-    """Solve A_c(w) v = t for w in R^2 (the layer whose softmax multiplies v).
-
-    v, t: (..., 2).  The softmax entries (p, q) of w w^T enter linearly:
-        p = (t1 - (1+c) v1) / (v2 - v1),  q = (t2 - (1+c) v2) / (v1 - v2);
-    admissible iff 0 < p, q < 1 and p + q < 1; then w = ±u(p, q) (u as the softmax pre-image).
-    Returns w_plus (..., 2) (w_minus = -w_plus), log|det d(A_c(w) v)/dw| (...,) and the admissibility mask.
-    """
-    dv = v[..., 1] - v[..., 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = (t[..., 0] - (1.0 + c) * v[..., 0]) / dv
-        q = (t[..., 1] - (1.0 + c) * v[..., 1]) / (-dv)
-        ok = (p > 0.0) & (p < 1.0) & (q > 0.0) & (q < 1.0) & (p + q < 1.0) & np.isfinite(p) & np.isfinite(q)
-        ps = np.where(ok, p, 0.25)
-        qs = np.where(ok, q, 0.25)
-        la = np.log1p(-ps) - np.log(ps)
-        lb = np.log1p(-qs) - np.log(qs)
-        s = la + lb
-        ok &= s > 0.0
-        s = np.where(ok, s, 1.0)
-        r = np.sqrt(s)
-        w = np.stack([-la / r, lb / r], axis=-1)
-        logj = (np.log(2.0) + 2.0 * np.log(np.abs(np.where(ok, dv, 1.0)))
-                + np.log(ps * (1.0 - ps)) + np.log(qs * (1.0 - qs)) + np.log(s))
-    return w, logj, ok
-
-
-def _apply_A(z, v, c):
-    """A_c(z) v for z, v (..., 2)."""
-    p, q = softmax_entries(z)
-    return np.stack([(1.0 - p + c) * v[..., 0] + p * v[..., 1], q * v[..., 0] + (1.0 - q + c) * v[..., 1]], axis=-1)
 
 
 def _apply_Ainv(z, v, c):
@@ -142,8 +105,8 @@ def _apply_Ainv(z, v, c):
             np.log(skip_matrix_det(p, q, c)))
 
 
-def _configurations(method, L, x, omega, sd, u, c):
-    """Candidate full configurations on the constraint manifold for one chunk.
+def _configurations(L, x, omega, sd, u, c):
+    """Candidate full configurations on the constraint manifold for one chunk (parametrisation "A").
 
     x: (n, 2) pre-image; omega: (n, L, 2); sd: (L,) proposal scales; u: (G, dim) GH nodes.
     Returns Z (n, K, L, 2) and log-Jacobian correction logj (n, K) (-inf where inadmissible), K = branches * G.
@@ -151,55 +114,29 @@ def _configurations(method, L, x, omega, sd, u, c):
     n = x.shape[0]
     G = u.shape[0]
     xe = x[:, None, :]
-    if method == "A":
-        if L == 2:
-            z1 = omega[:, None, 0, :] + sd[0] * u[None, :, :]                 # (n, G, 2)
-            z2, logdet = _apply_Ainv(z1, np.broadcast_to(xe, z1.shape), c)
-            Z = np.empty((n, 2, G, 2, 2))
-            Z[:, 0, :, 0] = z1
-            Z[:, 1, :, 0] = z1
-            Z[:, 0, :, 1] = z2
-            Z[:, 1, :, 1] = -z2
-            logj = np.broadcast_to(logdet[:, None, :], (n, 2, G))
-        else:
-            z1 = omega[:, None, 0, :] + sd[0] * u[None, :, 0:2]
-            z2 = omega[:, None, 1, :] + sd[1] * u[None, :, 2:4]
-            a2 = _apply_A(z1, z2, c)
-            y1, ld1 = _apply_Ainv(a2, np.broadcast_to(xe, z1.shape), c)
-            z3, ld2 = _apply_Ainv(z1, y1, c)
-            Z = np.empty((n, 2, G, 3, 2))
-            for k in range(2):
-                Z[:, k, :, 0] = z1
-                Z[:, k, :, 1] = z2
-            Z[:, 0, :, 2] = z3
-            Z[:, 1, :, 2] = -z3
-            logj = np.broadcast_to((ld1 + ld2)[:, None, :], (n, 2, G))
-        return Z.reshape(n, -1, L, 2), np.ascontiguousarray(logj).reshape(n, -1)
-    # method B: integrate over the last layer (and, for L = 3, the first layer)
-    zL = omega[:, None, L - 1, :] + sd[L - 1] * u[None, :, -2:]
     if L == 2:
-        v, extra = zL, 0.0
+        z1 = omega[:, None, 0, :] + sd[0] * u[None, :, :]                 # (n, G, 2)
+        z2, logdet = _apply_Ainv(z1, np.broadcast_to(xe, z1.shape), c)
+        Z = np.empty((n, 2, G, 2, 2))
+        Z[:, 0, :, 0] = z1
+        Z[:, 1, :, 0] = z1
+        Z[:, 0, :, 1] = z2
+        Z[:, 1, :, 1] = -z2
+        logj = np.broadcast_to(logdet[:, None, :], (n, 2, G))
     else:
         z1 = omega[:, None, 0, :] + sd[0] * u[None, :, 0:2]
-        v = _apply_A(z1, zL, c)
-    Z = np.empty((n, 4, G, L, 2))
-    logj = np.empty((n, 4, G))
-    for si, s in enumerate((1.0, -1.0)):
-        w, lj, ok = _solve_softmax_layer(v, s * np.broadcast_to(xe, v.shape), c)
-        for bi, b in enumerate((1.0, -1.0)):
-            k = 2 * si + bi
-            Z[:, k, :, L - 1] = zL
-            if L == 2:
-                Z[:, k, :, 0] = b * w
-                logj[:, k] = np.where(ok, lj, np.inf)
-            else:
-                z2, ld1 = _apply_Ainv(z1, b * w, c)
-                Z[:, k, :, 0] = z1
-                Z[:, k, :, 1] = z2
-                # d b / d z2 = (d b / d a2)(d a2 / d z2), det d a2/d z2 = det A_c(z1)
-                logj[:, k] = np.where(ok, lj + ld1, np.inf)
-    Z = np.where(np.isfinite(logj)[..., None, None], Z, 0.0)
-    return Z.reshape(n, -1, L, 2), logj.reshape(n, -1)
+        z2 = omega[:, None, 1, :] + sd[1] * u[None, :, 2:4]
+        a2 = apply_skip_matrix(z1, z2, c)
+        y1, ld1 = _apply_Ainv(a2, np.broadcast_to(xe, z1.shape), c)
+        z3, ld2 = _apply_Ainv(z1, y1, c)
+        Z = np.empty((n, 2, G, 3, 2))
+        for k in range(2):
+            Z[:, k, :, 0] = z1
+            Z[:, k, :, 1] = z2
+        Z[:, 0, :, 2] = z3
+        Z[:, 1, :, 2] = -z3
+        logj = np.broadcast_to((ld1 + ld2)[:, None, :], (n, 2, G))
+    return Z.reshape(n, -1, L, 2), np.ascontiguousarray(logj).reshape(n, -1)
 
 
 def _dz2_dz1(z1, z2, c):
@@ -217,7 +154,7 @@ def _dz2_dz1(z1, z2, c):
 def _local_components(x, omega, V, c, inflate):
     """Mode-centred Gaussian proposals in z1 for the peaked regime of L = 2 (n samples, up to 4 modes each).
 
-    The modes are the first-layer vectors that map exactly onto the conditional centre z2 = omega2 (the B solve);
+    The modes are the first-layer vectors that map exactly onto the conditional centre z2 = omega2 (the first-layer solve);
     their covariance is the Laplace approximation (J^T V_{2|1}^{-1} J + V11^{-1})^{-1} inflated by `inflate`.
     Returns means (n, 4, 2), Cholesky factors (n, 4, 2, 2), validity (n, 4) and each mode's log Laplace mass (n, 4)
     (target density at the mode, with its own sign branch of z2, times the Gaussian volume; -inf where invalid).
@@ -231,7 +168,7 @@ def _local_components(x, omega, V, c, inflate):
     log_mass = np.full((n, 4), -np.inf)
     eye = np.eye(2)
     for si, s in enumerate((1.0, -1.0)):
-        w, _, ok = _solve_softmax_layer(omega[:, 1, :], s * x, c)
+        w, _, ok = solve_softmax_layer(omega[:, 1, :], s * x, c)
         for bi, b in enumerate((1.0, -1.0)):
             k = 2 * si + bi
             z1 = b * w
@@ -312,43 +249,33 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     return Z.reshape(n, -1, 2, 2), np.concatenate([off, off], axis=1)
 
 
-def posterior_moments(ell, omega, V, c: float, *, method: str = "auto", n1d: int | None = None,
-                      v_switch: float = 0.05, spread: float = 1.0, inflate: float = 2.0, experimental_b: bool = False,
-                      n_local: int = 16, chunk_elems: int = 1_500_000) -> ChannelMoments:
+def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = QuadratureSettings()) -> ChannelMoments:
     """Posterior moments of Z given the observation (logits ell), omega and V.
 
     ell: (n, 2) observation logits (attention_link.link_logits); omega: (n, L, 2); V: (L, L) SPD, shared;
-    c: skip strength > 0; method: "A", "B" or "auto" (choose_parametrisation); n1d: GH nodes per dimension
-    (default 48 for L = 2, 12 for L = 3); spread: proposal scale factor (nodes at omega_k + spread*sqrt(V_kk) u);
-    n_local: GH nodes per dimension of each mode-centred grid of "A*" (16: R within 0.5% of n_local = 32,
-    far below the Monte-Carlo error of the SE averages).
+    c: skip strength > 0; quad: grids and parametrisation (QuadratureSettings; its n_local = 16 default gives R
+    within 0.5% of n_local = 32, far below the Monte-Carlo error of the SE averages).
     """
     ell, omega, V = _check_inputs(ell, omega, V)
     c = check_skip(c)
+    if not isinstance(quad, QuadratureSettings):
+        raise TypeError(f"quad must be a QuadratureSettings, got {type(quad).__name__}")
     n, L, _ = omega.shape
-    if method == "auto":
-        method = choose_parametrisation(V, v_switch)
-    if method not in ("A", "A*", "B"):
-        raise ValueError(f"method must be 'A', 'A*', 'B' or 'auto'; got {method!r}")
-    if method == "B" and not experimental_b:
-        raise ValueError("parametrisation 'B' is not integrable on a fixed grid (boundary layers at saturated "
-                         "first-layer attention and a point singularity in z2 coordinates; see the module docstring); "
-                         "use 'A*' for the peaked regime, or pass experimental_b=True to use it anyway")
+    method = choose_parametrisation(V, quad.v_switch) if quad.method == "auto" else quad.method
     if method == "A*" and L != 2:
         raise ValueError("the mode-centred parametrisation 'A*' is implemented for L = 2 only")
-    if n1d is None:
-        n1d = 32 if method == "A*" else DEFAULT_N1D[L]
-    n1d = int(n1d)
+    n1d = quad.nodes_per_dim(method, L)
+    inflate = quad.inflate
     dim = 2 * (L - 1)
     u, lw = gauss_hermite_grid(n1d, dim)
     # importance correction of the GH proposal: node weight / standard normal density (constants dropped)
     lwp = lw + 0.5 * np.sum(u * u, axis=1)
-    sd = spread * np.sqrt(np.diag(V))
+    sd = quad.spread * np.sqrt(np.diag(V))
     P = np.linalg.inv(V)
     x = preimage(ell)
-    u_loc, lw_loc = gauss_hermite_grid(int(n_local), dim)
-    nodes = {"A": 2 * u.shape[0], "B": 4 * u.shape[0], "A*": 2 * (u.shape[0] + 4 * u_loc.shape[0])}[method]
-    per = max(1, int(chunk_elems // (nodes * L * 2)))
+    u_loc, lw_loc = gauss_hermite_grid(int(quad.n_local), dim)
+    nodes = {"A": 2 * u.shape[0], "A*": 2 * (u.shape[0] + 4 * u_loc.shape[0])}[method]
+    per = max(1, int(quad.chunk_elems // (nodes * L * 2)))
     mean = np.empty((n, L, 2))
     cov = np.empty((n, 2 * L, 2 * L))
     log_norm = np.empty(n)
@@ -359,7 +286,7 @@ def posterior_moments(ell, omega, V, c: float, *, method: str = "auto", n1d: int
         if method == "A*":
             Z, off = _configurations_local(x[sl], omega[sl], V, c, u, lw, inflate, u_loc, lw_loc)
         else:
-            Z, logj = _configurations(method, L, x[sl], omega[sl], sd, u, c)
+            Z, logj = _configurations(L, x[sl], omega[sl], sd, u, c)
             off = lwp_b[None, :] - logj
         D = Z - omega[sl, None, :, :]                                        # (m, K, L, 2)
         quad = np.zeros(D.shape[:2])
@@ -388,12 +315,12 @@ def posterior_moments(ell, omega, V, c: float, *, method: str = "auto", n1d: int
     return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
 
 
-def g_out(ell, omega, V, c: float, *, jacobian: bool = True, **kw):
+def g_out(ell, omega, V, c: float, quad: QuadratureSettings = QuadratureSettings(), *, jacobian: bool = True):
     """g_out (n, L, 2) and, if jacobian, its analytic Jacobian d g_out[a,t]/d omega[b,s] as (n, L, 2, L, 2).
 
-    Keyword arguments go to posterior_moments.  Returns (gout, dgout_or_None, moments).
+    quad goes to posterior_moments.  Returns (gout, dgout_or_None, moments).
     """
-    mom = posterior_moments(ell, omega, V, c, **kw)
+    mom = posterior_moments(ell, omega, V, c, quad)
     omega = np.asarray(omega, dtype=np.float64)
     P = np.linalg.inv(0.5 * (np.asarray(V) + np.asarray(V).T))
     gout = np.einsum("ab,nbt->nat", P, mom.mean - omega)

@@ -1,4 +1,4 @@
-"""State evolution of Bayes-optimal GAMP for deep attention targets (P2 Eq. 14, spec §2.5–2.6).
+"""State evolution of Bayes-optimal GAMP for deep attention targets (P2 Eq. 14).
 
 Q^{t+1} = (1 - eta) Q^t + eta * (Qhat + lam I)(I + Qhat + lam I)^{-1},  Qhat = alpha R(Q^t),
 R(Q) = E_{xi,U}[ sum_t g_out[:, t] g_out[:, t]^T ],  omega = Q^{1/2} xi,  Z = omega + (I - Q)^{1/2} U,  V = I - Q.
@@ -13,9 +13,11 @@ import numpy as np
 
 from .attention_link import check_skip, link_logits
 from .channel_denoiser import choose_parametrisation, g_out
+from .overlaps import clip_overlap, sqrtm_psd
+from .quadrature import QuadratureSettings
 
-__all__ = ["TeacherDraws", "draw_teacher", "clip_overlap", "sqrtm_psd", "channel_covariance", "channel_average",
-           "SEResult", "state_evolution", "overlap_update"]
+__all__ = ["TeacherDraws", "draw_teacher", "channel_covariance", "channel_average",
+           "SEResult", "state_evolution", "overlap_update", "anderson_step"]
 
 
 @dataclass
@@ -32,36 +34,25 @@ def draw_teacher(n_samples: int, L: int, seed: int) -> TeacherDraws:
     return TeacherDraws(rng.standard_normal((n_samples, L, 2)), rng.standard_normal((n_samples, L, 2)))
 
 
-def clip_overlap(Q, qmax: float = 1.0 - 1e-6):
-    """Symmetrise Q and clip its eigenvalues to [0, qmax] (spec §11.14)."""
-    Q = 0.5 * (np.asarray(Q, dtype=np.float64) + np.asarray(Q, dtype=np.float64).T)
-    e, v = np.linalg.eigh(Q)
-    return (v * np.clip(e, 0.0, qmax)) @ v.T
-
-
-def sqrtm_psd(M):
-    e, v = np.linalg.eigh(0.5 * (M + M.T))
-    return (v * np.sqrt(np.clip(e, 0.0, None))) @ v.T
-
-
 def channel_covariance(Q, v_reg: float = 0.0):
-    """V = I - Q + Delta I (Q clipped to [0, 1) first): the channel covariance at overlap Q (spec §2.4-2.5)."""
+    """V = I - Q + Delta I (Q clipped to [0, 1) first): the channel covariance at overlap Q (L, L)."""
     if v_reg < 0:
         raise ValueError(f"v_reg must be >= 0, got {v_reg}")
     Q = clip_overlap(Q)
     return (1.0 + v_reg) * np.eye(Q.shape[0]) - Q
 
 
-def channel_average(Q, c: float, draws: TeacherDraws, *, want_k1: bool = False, v_reg: float = 0.0, **den):
+def channel_average(Q, c: float, draws: TeacherDraws, quad: QuadratureSettings = QuadratureSettings(), *,
+                    want_k1: bool = False, v_reg: float = 0.0):
     """R(Q) (L, L) and per-sample diagnostics at overlap Q.
 
     v_reg: pre-activation noise variance Delta added to the teacher's residual variance and to V, as in the
     reference code (which uses 1e-3): Z = Q^{1/2} xi + (I - Q + Delta I)^{1/2} U, V = I - Q + Delta I.
-    Delta = 0 is the noiseless model of the paper.
+    Delta = 0 is the noiseless model of the paper.  quad: the denoiser's quadrature.
 
     Returns dict with R, R_se (standard error of each entry), min_ess, method and, if want_k1, the first-layer
     linear-growth coefficient K1 = E || d g_out[1] / d omega[1] ||_F^2, i.e. E || E[z1 z1^T | y, omega] - I ||_F^2 at
-    Q_11 = 0, Q_12 = 0 and Delta = 0 (the self-consistent first-layer threshold, spec §4.2).
+    Q_11 = 0, Q_12 = 0 and Delta = 0 (the self-consistent first-layer threshold, see thresholds).
     """
     Q = clip_overlap(Q)
     L = Q.shape[0]
@@ -73,7 +64,7 @@ def channel_average(Q, c: float, draws: TeacherDraws, *, want_k1: bool = False, 
     omega = np.einsum("ab,nbt->nat", sQ, draws.xi)
     Z = omega + np.einsum("ab,nbt->nat", sV, draws.U)
     ell = link_logits(Z, c)
-    g, _, mom = g_out(ell, omega, V, c, jacobian=False, **den)
+    g, _, mom = g_out(ell, omega, V, c, quad, jacobian=False)
     per = np.einsum("nat,nbt->nab", g, g)
     out = {"R": per.mean(0), "R_se": per.std(0, ddof=1) / np.sqrt(len(per)), "min_ess": float(mom.ess.min()),
            "median_ess": float(np.median(mom.ess)), "method": mom.method}
@@ -110,10 +101,11 @@ class SEResult:
     methods: list = field(default_factory=list)
 
 
-def _anderson_step(xs, gs):
+def anderson_step(xs, gs):
     """Type-II Anderson mixing: x_new = sum_i gamma_i g_i minimising ||sum_i gamma_i (g_i - x_i)||, sum gamma = 1.
 
     xs, gs: lists of (k,) iterates and their images under the damped map (oldest first, at least two).
+    Returns the mixed point (k,), or None when the least-squares problem fails.
     """
     F = np.array(gs) - np.array(xs)                       # (m, k) residuals
     dF = (F[1:] - F[:-1]).T                               # (k, m-1)
@@ -125,10 +117,30 @@ def _anderson_step(xs, gs):
     return G[-1] - (G[1:] - G[:-1]).T @ theta
 
 
+def _anderson_proposal(xs, gs, Q, Q_plain, res, tol, project, unvec, iu):
+    """The Anderson-mixed next iterate (L, L), or None where it is not trusted.
+
+    It is accepted only if it is finite, moves every entry the way the plain damped step Q -> Q_plain does (never
+    extrapolating across an unstable direction, e.g. back onto the q11 = 0 branch while q11 grows), keeps the
+    diagonal in [0, 1) and moves less than 10 plain residuals.  Kept over a library root finder: see
+    benchmarks/p2_se_anderson.py.
+    """
+    cand = anderson_step(xs, gs)
+    if cand is None or not np.all(np.isfinite(cand)):
+        return None
+    Qa = project(unvec(cand))
+    d, step_a, step_p = np.diag(Qa), (Qa - Q)[iu], (Q_plain - Q)[iu]
+    same_way = np.all((step_a * step_p > 0) | (np.abs(step_a) <= tol))
+    if same_way and np.all(d >= 0.0) and np.all(d < 1.0) and np.max(np.abs(step_a)) < 10.0 * res:
+        return Qa
+    return None
+
+
 def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000, seed: int = 0,
                     damping: float = 0.8, q0=0.05, tol: float = 1e-5, max_iter: int = 200, lam: float = 0.0,
                     clamp: dict | None = None, diagonal: bool = False, draws: TeacherDraws | None = None,
-                    v_reg: float = 0.0, accelerate: bool = False, anderson_m: int = 3, **den) -> SEResult:
+                    v_reg: float = 0.0, accelerate: bool = False, anderson_m: int = 3,
+                    quad: QuadratureSettings = QuadratureSettings()) -> SEResult:
     """Damped, symmetrised state evolution from Q0 = q0 * I (or a given (L, L) matrix q0).
 
     alpha >= 0 sample complexity; c > 0 skip strength; damping = weight of the new value (0 < eta <= 1);
@@ -136,11 +148,11 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
     diagonal after each step; v_reg: pre-activation noise Delta (see channel_average);
     accelerate: Anderson mixing (memory anderson_m) of the damped map, used only while the plain iteration contracts
     (its residual decreased at the last step) and only when the mixed point moves every entry the way the plain
-    step does and stays in [0, 1); it
-    changes how fast the fixed point is reached, not the fixed point (the stopping test is always the residual
-    max |G(Q) - Q| of one plain damped step G, and the returned Q is G(Q));
-    den: options of channel_denoiser.posterior_moments (with method "auto", the mode-centred "A*" is kept once the
-    overlap has entered the peaked regime).
+    step does and stays in [0, 1) (anderson_step, _anderson_proposal); it changes how fast the fixed point is
+    reached, not the fixed point (the stopping test is always the residual max |G(Q) - Q| of one plain damped step
+    G, and the returned Q is G(Q));
+    quad: the denoiser's quadrature (with method "auto", the mode-centred "A*" is kept once the overlap has entered
+    the peaked regime).
     """
     if alpha < 0:
         raise ValueError(f"alpha must be >= 0, got {alpha}")
@@ -182,7 +194,8 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
     res = np.inf
     it = 0
     xs, gs = [], []
-    auto = den.get("method", "auto") == "auto"
+    auto = quad.method == "auto"
+    step_quad = quad
     sticky = None
     for it in range(1, max_iter + 1):
         if alpha == 0:
@@ -191,10 +204,10 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
             if auto:
                 # the peaked-regime method, once chosen, is kept for the rest of the run: switching back and forth
                 # at the v_switch boundary would make the iterated map discontinuous (quadrature rules differ)
-                pick = choose_parametrisation(channel_covariance(Q, v_reg), den.get("v_switch", 0.05))
+                pick = choose_parametrisation(channel_covariance(Q, v_reg), quad.v_switch)
                 sticky = "A*" if (sticky == "A*" or pick == "A*") else pick
-                den = {**den, "method": sticky}
-            avg = channel_average(Q, c, draws, v_reg=v_reg, **den)
+                step_quad = quad.with_method(sticky)
+            avg = channel_average(Q, c, draws, step_quad, v_reg=v_reg)
             min_ess = min(min_ess, avg["min_ess"])
             methods.append(avg["method"])
             Qnew_full = overlap_update(alpha * avg["R"], lam)
@@ -211,15 +224,9 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
             gs.append(Qplain[iu].copy())
             del xs[:-(anderson_m + 1)], gs[:-(anderson_m + 1)]
             if len(xs) >= 2 and res < res_prev:
-                cand = _anderson_step(xs, gs)
-                if cand is not None and np.all(np.isfinite(cand)):
-                    Qa = project(unvec(cand))
-                    d, step_a, step_p = np.diag(Qa), (Qa - Q)[iu], (Qplain - Q)[iu]
-                    # same direction as the plain step in every entry: never extrapolate across an unstable
-                    # direction (e.g. back onto the q11 = 0 branch while q11 grows)
-                    same_way = np.all((step_a * step_p > 0) | (np.abs(step_a) <= tol))
-                    if same_way and np.all(d >= 0.0) and np.all(d < 1.0) and np.max(np.abs(step_a)) < 10.0 * res:
-                        Qnext = Qa
+                Qa = _anderson_proposal(xs, gs, Q, Qplain, res, tol, project, unvec, iu)
+                if Qa is not None:
+                    Qnext = Qa
             else:
                 xs, gs = xs[-1:], gs[-1:]
         Q = Qnext

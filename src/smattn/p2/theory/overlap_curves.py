@@ -1,6 +1,6 @@
 """Overlap-versus-alpha curves of the state evolution (P2 Figs 1 left, 3 left, 5).
 
-L = 2 uses the explicit phase-II branch (spec §2.5): q1 = 0 and alpha(q2) = q2 / ((1 - q2) R_2(q2)) for
+L = 2 uses the explicit phase-II branch (P2 App. E): q1 = 0 and alpha(q2) = q2 / ((1 - q2) R_2(q2)) for
 alpha_last <= alpha < alpha_first, Q = 0 below alpha_last, and damped SE iterations (warm-started along alpha)
 above alpha_first.  L = 3 and the clamped runs of Fig. 5 iterate the state evolution directly.
 Every point carries its convergence record (iterations, residual, converged, how it was obtained).  The SE
@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .quadrature import QuadratureSettings
 from .state_evolution import draw_teacher, state_evolution
 from .thresholds import alpha_first, alpha_last, phase_two_curve
 
 __all__ = ["l2_overlap_curve", "se_sweep", "clamped_first_layer"]
 
 
-def l2_overlap_curve(alphas, c: float = 1.0, *, q_grid, n_k: int = 4000, n_curve: int = 2000, n_se: int = 1000,
-                     seed: int = 0, v_reg: float = 0.0, damping: float = 0.8, tol: float = 1e-4,
-                     max_iter: int = 150, accelerate: bool = True, **den) -> dict:
+def l2_overlap_curve(alphas, c: float = 1.0, quad: QuadratureSettings = QuadratureSettings(), *, q_grid,
+                     n_k: int = 4000, n_curve: int = 2000, n_se: int = 1000, seed: int = 0, v_reg: float = 0.0,
+                     damping: float = 0.8, tol: float = 1e-4, max_iter: int = 150, accelerate: bool = True) -> dict:
     """Q11, Q22 on an alpha grid (two-layer target, skip c).
 
     alphas: (m,) sample complexities (>= 0); q_grid: q2 values of the explicit phase-II branch.
@@ -29,8 +30,8 @@ def l2_overlap_curve(alphas, c: float = 1.0, *, q_grid, n_k: int = 4000, n_curve
     alphas = np.asarray(alphas, dtype=np.float64)
     if np.any(alphas < 0):
         raise ValueError("alphas must be >= 0")
-    last = alpha_last(c, n_samples=n_k, seed=seed, **den)
-    curve = phase_two_curve(q_grid, c, n_samples=n_curve, seed=seed + 1, v_reg=v_reg, **den)
+    last = alpha_last(c, quad, n_samples=n_k, seed=seed)
+    curve = phase_two_curve(q_grid, c, quad, n_samples=n_curve, seed=seed + 1, v_reg=v_reg)
     first = alpha_first(curve, last["alpha"], last["K"][0, 0])
     a_curve = np.concatenate([[last["alpha"]], curve["alpha"]])
     q_curve = np.concatenate([[0.0], curve["q2"]])
@@ -62,7 +63,7 @@ def l2_overlap_curve(alphas, c: float = 1.0, *, q_grid, n_k: int = 4000, n_curve
         q2_start = np.interp(a, a_curve, q_curve) if Q_prev is None else Q_prev[1, 1]
         q1_start = 0.05 if Q_prev is None else max(Q_prev[0, 0], 0.05)
         res = state_evolution(a, c, 2, draws=draws, damping=damping, q0=np.diag([q1_start, q2_start]), tol=tol,
-                              max_iter=max_iter, diagonal=True, v_reg=v_reg, accelerate=accelerate, **den)
+                              max_iter=max_iter, diagonal=True, v_reg=v_reg, accelerate=accelerate, quad=quad)
         Q_prev = res.Q
         out["q11"][i], out["q22"][i] = res.Q[0, 0], res.Q[1, 1]
         out["iterations"][i], out["residual"][i] = res.iterations, res.residual
@@ -75,9 +76,9 @@ def l2_overlap_curve(alphas, c: float = 1.0, *, q_grid, n_k: int = 4000, n_curve
     return out
 
 
-def se_sweep(alphas, c: float, L: int, *, n_samples: int, seed: int = 0, damping: float = 0.6, tol: float = 1e-4,
-             max_iter: int = 100, warm_start: bool = True, v_reg: float = 0.0, accelerate: bool = True,
-             **den) -> dict:
+def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int,
+             seed: int = 0, damping: float = 0.6, tol: float = 1e-4, max_iter: int = 100, warm_start: bool = True,
+             v_reg: float = 0.0, accelerate: bool = True) -> dict:
     """Damped SE at each alpha (increasing order), from Q0 = 0.05 I or warm-started from the previous alpha.
 
     Returns dict with alpha (m,), Q (m, L, L), iterations, residual, converged, min_ess.
@@ -94,15 +95,15 @@ def se_sweep(alphas, c: float, L: int, *, n_samples: int, seed: int = 0, damping
     for i in order:
         q0 = 0.05 if (Q_prev is None or not warm_start) else np.maximum(Q_prev, 0.05 * np.eye(L)) * np.eye(L)
         r = state_evolution(alphas[i], c, L, draws=draws, damping=damping, q0=q0, tol=tol, max_iter=max_iter,
-                            diagonal=True, v_reg=v_reg, accelerate=accelerate, **den)
+                            diagonal=True, v_reg=v_reg, accelerate=accelerate, quad=quad)
         Qs[i], it[i], resid[i], conv[i], ess[i] = r.Q, r.iterations, r.residual, r.converged, r.min_ess
         Q_prev = r.Q
     return {"alpha": alphas, "Q": Qs, "iterations": it, "residual": resid, "converged": conv, "min_ess": ess}
 
 
-def clamped_first_layer(q22_values, alpha: float, c: float = 1.0, *, n_samples: int, seed: int = 0,
-                        damping: float = 0.8, tol: float = 1e-4, max_iter: int = 150, v_reg: float = 0.0,
-                        accelerate: bool = True, **den) -> dict:
+def clamped_first_layer(q22_values, alpha: float, c: float = 1.0, quad: QuadratureSettings = QuadratureSettings(),
+                        *, n_samples: int, seed: int = 0, damping: float = 0.8, tol: float = 1e-4,
+                        max_iter: int = 150, v_reg: float = 0.0, accelerate: bool = True) -> dict:
     """Fig. 5 (App. E.2): Q11 at convergence of the SE when Q22 is held fixed at each given value."""
     q22_values = np.asarray(q22_values, dtype=np.float64)
     if np.any((q22_values < 0) | (q22_values >= 1)):
@@ -112,7 +113,8 @@ def clamped_first_layer(q22_values, alpha: float, c: float = 1.0, *, n_samples: 
     out["converged"] = np.zeros(len(q22_values), dtype=bool)
     for i, q in enumerate(q22_values):
         r = state_evolution(alpha, c, 2, draws=draws, damping=damping, q0=np.diag([0.05, q]), clamp={1: q},
-                            tol=tol, max_iter=max_iter, diagonal=True, v_reg=v_reg, accelerate=accelerate, **den)
+                            tol=tol, max_iter=max_iter, diagonal=True, v_reg=v_reg, accelerate=accelerate,
+                            quad=quad)
         out["q11"][i], out["iterations"][i], out["residual"][i] = r.Q[0, 0], r.iterations, r.residual
         out["converged"][i], out["min_ess"][i] = r.converged, r.min_ess
     out["q22"] = q22_values

@@ -14,7 +14,8 @@ are executed together as one batched program (leading run axis ``R``) inside ``j
 is the closed form of :func:`index_gradients` (checked against ``jax.grad`` in the tests).
 
 Recorded after every batch visit: ``m_k = v_k . w*_k / d`` and ``q_k = |v_k|^2 / d`` (k = 1, 2), from which the
-authors' metric ``C_k = m_k / sqrt(q_k)`` follows (not divided by the teacher norm; see :func:`layer_cosines`).
+authors' metric ``C_k = m_k / sqrt(q_k)`` follows (not divided by the teacher norm; see
+:func:`smattn.p2.trajectories.layer_cosines`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from typing import Callable
 
 import numpy as np
 
+from smattn.settings import Settings, scale_params, setting
+
 __all__ = [
     "SGDConfig",
+    "paper_sgd_config",
     "teacher_weights",
     "student_init",
     "attention_pair",
@@ -35,55 +39,36 @@ __all__ = [
     "batch_loss_and_grad",
     "make_dataset",
     "train_sgd",
-    "layer_cosines",
-    "sign_corrected",
-    "first_crossing",
 ]
 
 
-@dataclass(frozen=True)
-class SGDConfig:
-    """Parameters of the SGD experiment (defaults: the paper's, spec §6.1)."""
+@dataclass(frozen=True, kw_only=True)
+class SGDConfig(Settings):
+    """Parameters of the SGD experiment; the workflow's values are the ``sgd_*`` keys of config.yaml
+    (:func:`paper_sgd_config` builds the paper scale). Fields without a config key keep the paper's values here."""
 
-    d: int = 500
-    alpha: float = 15.0
-    n_runs: int = 8
-    epochs: int = 1700
-    batch_size: int = 200
-    steps_per_batch: int = 3
-    lr: float = 15.0
-    weight_decay_times_d: float = 0.07  # coupled L2 strength is weight_decay_times_d / d
-    skip: float = 1.0
-    n_test: int = 2000
-    test_every: int = 20  # epochs between test-error evaluations
-    seed: int = 0  # data seed; run r uses an independent stream derived from (seed, r)
-    dtype: str = "float32"
-    chunk_epochs: int = 50  # epochs per compiled call (progress reporting granularity)
-    teacher_seeds: tuple = (10, 20)
-    student_seeds: tuple = (42, 62)
-    student_scale: float = 0.9
+    d: int = setting(ge=1)
+    alpha: float = setting(gt=0)
+    n_runs: int = setting(ge=1)
+    epochs: int = setting(ge=1)
+    batch_size: int = setting(ge=1)
+    steps_per_batch: int = setting(ge=1)
+    lr: float = setting(gt=0)
+    weight_decay_times_d: float = setting(ge=0)  # coupled L2 strength is weight_decay_times_d / d
+    test_every: int = setting(ge=1)  # epochs between test-error evaluations
+    seed: int  # data seed; run r uses an independent stream derived from (seed, r)
+    dtype: str = setting(choices=("float32", "float64"))
+    chunk_epochs: int = setting(ge=1)  # epochs per compiled call (progress reporting granularity)
+    skip: float = setting(default=1.0, ge=0)
+    n_test: int = setting(default=2000, ge=1)
+    teacher_seeds: tuple[int, ...] = setting(default=(10, 20), length=2)
+    student_seeds: tuple[int, ...] = setting(default=(42, 62), length=2)
+    student_scale: float = setting(default=0.9, ge=0)
 
     def __post_init__(self):
-        positive_int = ("d", "n_runs", "epochs", "batch_size", "steps_per_batch", "n_test", "test_every",
-                        "chunk_epochs")
-        for name in positive_int:
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"SGDConfig.{name} must be a positive integer, got {v!r}")
-        for name in ("alpha", "lr"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"SGDConfig.{name} must be a positive finite number, got {v!r}")
-        for name in ("weight_decay_times_d", "skip", "student_scale"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ValueError(f"SGDConfig.{name} must be a finite number >= 0, got {v!r}")
-        if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"SGDConfig.dtype must be 'float32' or 'float64', got {self.dtype!r}")
+        super().__post_init__()
         if self.n_train < 1:
             raise ValueError(f"SGDConfig: n = floor(alpha * d) = {self.n_train} must be >= 1")
-        if len(self.teacher_seeds) != 2 or len(self.student_seeds) != 2:
-            raise ValueError("SGDConfig.teacher_seeds and student_seeds must each hold two integers")
 
     @property
     def n_train(self) -> int:
@@ -104,6 +89,14 @@ class SGDConfig:
         out["student_seeds"] = list(self.student_seeds)
         out.update(n_train=self.n_train, n_batches=self.n_batches, weight_decay=self.weight_decay)
         return out
+
+
+def paper_sgd_config(**overrides) -> SGDConfig:
+    """SGDConfig with the paper-scale ``sgd_*`` values of config.yaml, then ``overrides`` (field names)."""
+    p = scale_params("p2_dynamics", "paper")
+    names = {"runs": "n_runs"}
+    kw = {names.get(k[4:], k[4:]): v for k, v in p.items() if k.startswith("sgd_") and k != "sgd_epoch_axis"}
+    return SGDConfig(**{**kw, **overrides})
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -371,54 +364,3 @@ def train_sgd(cfg: SGDConfig, progress: Callable[[str], None] | None = print, da
         out["test_epochs"] = np.asarray(test_ep, np.float64)
         out["test_error"] = np.stack(test_err, axis=1).astype(np.float64)
     return out
-
-
-# ----------------------------------------------------------------------------------------------------------
-# metrics
-
-
-def layer_cosines(m, q, teacher_sq_norm=None):
-    """The authors' layer metric ``C_k = m_k / sqrt(q_k)`` (shapes broadcast; q > 0 required).
-
-    With ``teacher_sq_norm`` (= |w_k|^2 / d, broadcastable) it returns the true cosine ``C_k / sqrt(|w_k|^2/d)``.
-    """
-    m = np.asarray(m, np.float64)
-    q = np.asarray(q, np.float64)
-    if np.any(q <= 0):
-        raise ValueError("layer_cosines: self-overlap q must be > 0")
-    C = m / np.sqrt(q)
-    if teacher_sq_norm is not None:
-        C = C / np.sqrt(np.asarray(teacher_sq_norm, np.float64))
-    return C
-
-
-def sign_corrected(C):
-    """Multiply each trajectory (last axis = time) by the sign of its last value, as in the paper's figure."""
-    C = np.asarray(C, np.float64)
-    s = np.sign(C[..., -1:])
-    s[s == 0] = 1.0
-    return C * s
-
-
-def first_crossing(y, fraction: float = 0.5, from_start: bool = False):
-    """Index of the first entry of ``y`` (last axis = time) reaching ``fraction`` of its final value.
-
-    ``from_start=False``: threshold ``fraction * y_final`` (for metrics starting near 0).
-    ``from_start=True``: threshold ``y_0 + fraction * (y_final - y_0)``, i.e. ``fraction`` of the rise from the
-    first value (for metrics, like the TREC Gram similarity, that start well above 0).
-    Returns an integer array over the leading axes. A trajectory whose final value is not positive (or, with
-    ``from_start``, does not exceed its first value) has no meaningful crossing and raises ValueError.
-    """
-    y = np.asarray(y, np.float64)
-    final = y[..., -1:]
-    if np.any(final <= 0):
-        raise ValueError("first_crossing: final value must be positive (sign-correct the trajectory first)")
-    if from_start:
-        start = y[..., :1]
-        if np.any(final <= start):
-            raise ValueError("first_crossing: with from_start the final value must exceed the first value")
-        threshold = start + fraction * (final - start)
-    else:
-        threshold = fraction * final
-    hit = y >= threshold
-    return np.argmax(hit, axis=-1)

@@ -8,7 +8,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import integrate
 
-from .attention_link import preimage, skip_matrix_det, skip_matrix_inverse, softmax_entries
+from .attention_link import (
+    preimage,
+    skip_matrix_det,
+    skip_matrix_inverse,
+    softmax_entries,
+)
 
 __all__ = ["adaptive_posterior_mean"]
 

@@ -11,73 +11,57 @@ Pipeline of one repetition (the authors' procedure, spec §7, with seeds added):
     reshuffled every epoch (the last batch is smaller), validation accuracy after every epoch;
   * after every optimiser step the Gram matrices ``W_l W_l^T`` (64 x 64) of both attention layers are recorded
     on disk; afterwards the similarity ``S_l(t)`` to the last step is computed in a streaming pass
-    (:mod:`smattn.p2.similarity`).
+    (:mod:`smattn.p2.dynamics.similarity`).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
+from smattn.settings import Settings, scale_params, setting
+
 from .similarity import GramRecorder
 
-__all__ = ["TRECConfig", "encode_questions", "split_indices", "chunk_padded_lengths", "collate",
+__all__ = ["TRECConfig", "paper_trec_config", "encode_questions", "split_indices", "chunk_padded_lengths", "collate",
            "train_trec_run", "steps_per_epoch"]
 
 
-@dataclass(frozen=True)
-class TRECConfig:
-    """Parameters of the TREC experiment (defaults: the authors' run, spec §7)."""
+@dataclass(frozen=True, kw_only=True)
+class TRECConfig(Settings):
+    """Parameters of the TREC experiment; the workflow's values are the ``trec_*`` keys of config.yaml
+    (:func:`paper_trec_config` builds the paper scale). Fields without a config key keep the authors' values here."""
 
-    epochs: int = 40
-    repetitions: int = 8
-    batch_size: int = 16
-    lr: float = 5e-5
-    eps: float = 1e-6
-    weight_decay: float = 0.0
-    beta1: float = 0.9
-    beta2: float = 0.999
-    val_fraction: float = 0.2
-    max_length: int = 32
-    map_chunk: int = 1000
-    use_attention_mask: bool = False
-    embed_dim: int = 128
-    hidden_dim: int = 64
-    attn_init_std: float = 0.1
-    max_questions: int = 0  # 0: all questions; otherwise a seeded random subset (smoke runs)
-    seed: int = 0
+    epochs: int = setting(ge=1)
+    repetitions: int = setting(ge=1)
+    batch_size: int = setting(ge=1)
+    lr: float = setting(gt=0)
+    use_attention_mask: bool
+    map_chunk: int = setting(ge=0)
+    max_questions: int = setting(ge=0)  # 0: all questions; otherwise a seeded random subset (smoke runs)
+    max_length: int = setting(ge=3)  # at least [CLS] w [SEP]
+    seed: int = setting(ge=0)
+    eps: float = setting(default=1e-6, gt=0)
+    weight_decay: float = setting(default=0.0, ge=0)
+    beta1: float = setting(default=0.9, ge=0, lt=1)
+    beta2: float = setting(default=0.999, ge=0, lt=1)
+    val_fraction: float = setting(default=0.2, gt=0, lt=1)
+    embed_dim: int = setting(default=128, ge=1)
+    hidden_dim: int = setting(default=64, ge=1)
+    attn_init_std: float = setting(default=0.1, gt=0)
 
-    def __post_init__(self):
-        for name in ("epochs", "repetitions", "batch_size", "max_length", "embed_dim", "hidden_dim"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"TRECConfig.{name} must be a positive integer, got {v!r}")
-        for name in ("map_chunk", "max_questions", "seed"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
-                raise ValueError(f"TRECConfig.{name} must be an integer >= 0, got {v!r}")
-        if self.max_length < 3:
-            raise ValueError(f"TRECConfig.max_length must be >= 3 ([CLS] w [SEP]), got {self.max_length}")
-        for name in ("lr", "eps", "attn_init_std"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"TRECConfig.{name} must be a positive finite number, got {v!r}")
-        if not (0 <= self.weight_decay < math.inf):
-            raise ValueError(f"TRECConfig.weight_decay must be >= 0, got {self.weight_decay!r}")
-        for name in ("beta1", "beta2"):
-            v = getattr(self, name)
-            if not 0 <= v < 1:
-                raise ValueError(f"TRECConfig.{name} must lie in [0, 1), got {v!r}")
-        if not 0 < self.val_fraction < 1:
-            raise ValueError(f"TRECConfig.val_fraction must lie in (0, 1), got {self.val_fraction!r}")
 
-    def as_dict(self) -> dict:
-        return asdict(self)
+def paper_trec_config(**overrides) -> TRECConfig:
+    """TRECConfig with the paper-scale ``trec_*`` values of config.yaml, then ``overrides`` (field names)."""
+    p = scale_params("p2_dynamics", "paper")
+    names = {"attention_mask": "use_attention_mask"}
+    kw = {names.get(k[5:], k[5:]): v for k, v in p.items() if k.startswith("trec_")}
+    return TRECConfig(**{**kw, **overrides})
 
 
 def encode_questions(questions: Sequence, tokenizer) -> tuple[list[list[int]], np.ndarray]:

@@ -1,4 +1,4 @@
-"""GAMP for the deep tied-attention target (P2 Algorithm 1, spec §2.7) with the analytic channel Jacobian.
+"""GAMP for the deep tied-attention target (P2 Algorithm 1) with the analytic channel Jacobian.
 
 API for other groups: run_gamp(d, alpha, n_iter, seed, damping, ...) -> GampResult with per-iteration
 M (iters, p, p) = W_hat W^T / d, Q (iters, p, p) = W_hat W_hat^T / d and the plug-in test error (iters,).
@@ -12,6 +12,7 @@ import numpy as np
 from .attention_link import attention_output, check_skip, link_logits
 from .channel_denoiser import g_out
 from .prior_denoiser import f_in
+from .quadrature import QuadratureSettings
 
 __all__ = ["GampResult", "make_data", "run_gamp"]
 
@@ -43,11 +44,12 @@ def make_data(W, n, rng, c):
 
 
 def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float = 0.8, c: float = 1.0,
-             L: int = 2, lam: float = 0.0, n_test: int = 1000, v_reg: float = 1e-3, **den) -> GampResult:
+             L: int = 2, lam: float = 0.0, n_test: int = 1000, v_reg: float = 1e-3,
+             quad: QuadratureSettings = QuadratureSettings()) -> GampResult:
     """Run GAMP on synthetic data of dimension d with n = floor(alpha d) samples.
 
     damping: weight of the new iterate (reference 0.8); lam: side-information strength (S = sqrt(lam) W + noise);
-    v_reg: added to V inside the denoiser only (reference 1e-3); den: options of posterior_moments.
+    v_reg: added to V inside the denoiser only (reference 1e-3); quad: the denoiser's quadrature.
     Initialisation as the reference: W_hat^0 i.i.d. N(0, 1), C_hat^0 = I, g_out^{-1} = 0.
     """
     if d < 2 or n_iter < 1 or alpha <= 0:
@@ -71,7 +73,7 @@ def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float
     for _ in range(n_iter):
         V = 0.5 * (C_hat + C_hat.T)
         omega = np.einsum("ad,ntd->nat", W_hat, X) / sq - np.einsum("ab,nbt->nat", V, g_prev)
-        gout, dg, mom = g_out(ell, omega, V + v_reg * np.eye(L), c, jacobian=True, **den)
+        gout, dg, mom = g_out(ell, omega, V + v_reg * np.eye(L), c, quad, jacobian=True)
         A = -np.einsum("natbt->ab", dg) / d
         A = 0.5 * (A + A.T)
         B = np.einsum("ntd,nat->ad", X, gout) / sq + A @ W_hat

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention_link import last_preactivation, softmax_entries
-from .state_evolution import clip_overlap, sqrtm_psd
+from .overlaps import clip_overlap, sqrtm_psd
 
 __all__ = ["plugin_error", "bo_error", "uniform_student_error"]
 

@@ -1,6 +1,6 @@
 """Deep tied-attention link of P2 (T = 2 tokens, rank r = 1, skip strength c > 0).
 
-Conventions (spec §0, §1.3–1.4): Z has shape (..., p, T) with rows = layers, columns = tokens, p = L.
+Conventions (docs/CONVENTIONS.md): Z has shape (..., p, T) with rows = layers, columns = tokens, p = L.
 For a vector a in R^2 the row softmax of a a^T has the two free entries
     y01 = 1 / (1 + exp(a1 (a1 - a2))),   y10 = 1 / (1 + exp(a2 (a2 - a1))).
 Internally an observation is stored losslessly as its two *logits*
@@ -14,6 +14,7 @@ import numpy as np
 __all__ = [
     "check_skip", "softmax_entries", "skip_matrix", "skip_matrix_det", "skip_matrix_inverse",
     "last_preactivation", "link_logits", "logits_to_y", "y_to_logits", "preimage", "attention_output",
+    "apply_skip_matrix", "solve_softmax_layer",
 ]
 
 
@@ -121,3 +122,36 @@ def attention_output(Z, c):
     out[..., 1, 0] = q
     out[..., 1, 1] = 1.0 - q
     return out
+
+
+def apply_skip_matrix(z, v, c):
+    """A_c(z) v for z, v (..., 2) -> (..., 2), without forming the matrix."""
+    p, q = softmax_entries(z)
+    return np.stack([(1.0 - p + c) * v[..., 0] + p * v[..., 1], q * v[..., 0] + (1.0 - q + c) * v[..., 1]], axis=-1)
+
+
+def solve_softmax_layer(v, t, c):
+    """Solve A_c(w) v = t for w in R^2 (the layer whose softmax multiplies v).
+
+    v, t: (..., 2).  The softmax entries (p, q) of w w^T enter linearly:
+        p = (t1 - (1+c) v1) / (v2 - v1),  q = (t2 - (1+c) v2) / (v1 - v2);
+    admissible iff 0 < p, q < 1 and p + q < 1; then w = ±u(p, q) (u as the softmax pre-image).
+    Returns w_plus (..., 2) (w_minus = -w_plus), log|det d(A_c(w) v)/dw| (...,) and the admissibility mask (...,).
+    """
+    dv = v[..., 1] - v[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = (t[..., 0] - (1.0 + c) * v[..., 0]) / dv
+        q = (t[..., 1] - (1.0 + c) * v[..., 1]) / (-dv)
+        ok = (p > 0.0) & (p < 1.0) & (q > 0.0) & (q < 1.0) & (p + q < 1.0) & np.isfinite(p) & np.isfinite(q)
+        ps = np.where(ok, p, 0.25)
+        qs = np.where(ok, q, 0.25)
+        la = np.log1p(-ps) - np.log(ps)
+        lb = np.log1p(-qs) - np.log(qs)
+        s = la + lb
+        ok &= s > 0.0
+        s = np.where(ok, s, 1.0)
+        r = np.sqrt(s)
+        w = np.stack([-la / r, lb / r], axis=-1)
+        logj = (np.log(2.0) + 2.0 * np.log(np.abs(np.where(ok, dv, 1.0)))
+                + np.log(ps * (1.0 - ps)) + np.log(qs * (1.0 - qs)) + np.log(s))
+    return w, logj, ok

@@ -1,0 +1,48 @@
+"""Layer-wise learning of GAMP runs (P2 Fig. 2 left): the authors' metric and its half-crossing iteration.
+
+Metric of layer k after iteration t: ``C_k(t) = |M^t_kk| / sqrt(Q^t_kk)`` (not divided by the teacher norm, as the
+authors plot it). Iterations are counted from 1 (state after the first update).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from smattn.data.published import P2_GAMP_RUN_Q11, P2_GAMP_RUN_Q22
+
+from ..trajectories import first_crossing
+
+__all__ = ["LEARNED_MIN", "authors_metric", "published_run_metric", "half_crossing_iterations"]
+
+# A layer whose final |M_kk|/sqrt(Q_kk) stays below this was not learned within the iterations run; its "first
+# half-crossing" is then meaningless (half of ~0 is reached at once) and is counted as n_iter + 1.
+LEARNED_MIN = 0.3
+
+
+def authors_metric(M, Q):
+    """|M_kk| / sqrt(Q_kk): M, Q (..., iters, 2, 2) -> (..., iters, 2)."""
+    return np.abs(np.diagonal(M, axis1=-2, axis2=-1)) / np.sqrt(np.diagonal(Q, axis1=-2, axis2=-1))
+
+
+def published_run_metric(M_ref):
+    """The authors' metric of their published GAMP run: M_ref (iters, 2, 2) from their file, Q_kk from
+    :mod:`smattn.data.published`.  Returns (iters, 2)."""
+    M_ref = np.asarray(M_ref, dtype=np.float64)
+    n = len(P2_GAMP_RUN_Q11)
+    if M_ref.shape != (n, 2, 2):
+        raise ValueError(f"published GAMP run: expected M of shape ({n}, 2, 2), got {M_ref.shape}")
+    Q_ref = np.zeros_like(M_ref)
+    Q_ref[:, 0, 0], Q_ref[:, 1, 1] = P2_GAMP_RUN_Q11, P2_GAMP_RUN_Q22
+    return authors_metric(M_ref, Q_ref)
+
+
+def half_crossing_iterations(C, learned_min: float = LEARNED_MIN):
+    """1-based iteration at which each run's metric first reaches half its final value.
+
+    C: (runs, iters) metric of one layer.  Returns (iterations (runs,) int, learned (runs,) bool); a run whose final
+    value is below ``learned_min`` was not learned and gets iters + 1 ("after the last iteration").
+    """
+    C = np.asarray(C, dtype=np.float64)
+    it = first_crossing(C, 0.5) + 1
+    learned = C[:, -1] >= learned_min
+    it[~learned] = C.shape[1] + 1
+    return it, learned
