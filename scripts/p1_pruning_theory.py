@@ -11,7 +11,7 @@ def main(io):
     from smattn.io import atomic_path, write_json
     from smattn.p1.action import Architecture
     from smattn.p1.attention import attentioned_inputs_from_heads
-    from smattn.p1.images.fast_minimise import minimise_action_bfgs
+    from smattn.p1.minimise_bfgs import minimise_action_bfgs
     from smattn.p1.images.tasks import balanced_subset
     from smattn.p1.images.theory_grid import heads_from_export
     from smattn.p1.kernels import PathGram

@@ -23,8 +23,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dpotri
 
-from smattn.p1.action import gp_point
-from smattn.p1.minimise import ActionProblem, MinimiseResult
+from .action import gp_point
+from .minimise import ActionProblem, MinimiseResult
 
 
 def _inv_logdet(A: np.ndarray):

@@ -13,7 +13,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from smattn.p1.action import Architecture, action  # noqa: E402
-from smattn.p1.images.fast_minimise import ImageAction, minimise_action_bfgs  # noqa: E402
+from smattn.p1.minimise_bfgs import ImageAction, minimise_action_bfgs  # noqa: E402
 from smattn.p1.kernels import PathGram  # noqa: E402
 from smattn.p1.minimise import ActionProblem  # noqa: E402
 
@@ -77,7 +77,7 @@ def test_bfgs_converges_to_a_stationary_point_of_the_engine_action(N, T):
 @pytest.mark.parametrize("heads", [(4, 4), (3, 3, 3)])
 def test_numpy_entropy_at_the_gp_point(heads):
     from smattn.p1.action import gp_entropy_per_width, gp_point
-    from smattn.p1.images.fast_minimise import entropy_and_grad
+    from smattn.p1.minimise_bfgs import entropy_and_grad
 
     arch = Architecture.equal_width(heads, 7.0)
     S, grads = entropy_and_grad(gp_point(arch), arch.heads, arch.widths, arch.sigma2, arch.sigma2_a)
@@ -87,7 +87,7 @@ def test_numpy_entropy_at_the_gp_point(heads):
 
 def test_numpy_entropy_matches_the_engine_at_unequal_widths():
     from smattn.p1.action import entropy
-    from smattn.p1.images.fast_minimise import entropy_and_grad
+    from smattn.p1.minimise_bfgs import entropy_and_grad
 
     rng = np.random.default_rng(4)
     arch = Architecture((2, 3), (5.0, 8.0, 3.0), (1.0, 0.7, 1.3), 0.9)
