@@ -3,10 +3,12 @@ cumulative pruning in ascending-score order, against random orders and a U-diago
 
 import numpy as np
 
-from smattn.scriptio import run
-
-from smattn.data.published import P1_PRUNING_BASE_ACCURACY_PERCENT, P1_PRUNING_DROPS_POINTS
+from smattn.data.published import (
+    P1_PRUNING_BASE_ACCURACY_PERCENT,
+    P1_PRUNING_DROPS_POINTS,
+)
 from smattn.p1.images.pruning import drops_points
+from smattn.scriptio import run
 
 
 def scores_panel(ax, r, show_authors):

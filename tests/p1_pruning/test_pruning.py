@@ -86,7 +86,11 @@ def test_params_removed_fraction():
 
 
 def test_path_contributions_give_every_pruned_network(data):
-    from smattn.p1.images.pruning import accuracies_from_paths, path_contributions, path_weights
+    from smattn.p1.images.pruning import (
+        accuracies_from_paths,
+        path_contributions,
+        path_weights,
+    )
 
     torch.manual_seed(3)
     model = AttentionPathsTransformer(2, 3, 8, 4, token_dim=16).eval()

@@ -13,8 +13,8 @@ theory's order, in diag(U)'s order and in random orders) and returns a :class:`P
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -234,7 +234,7 @@ def evaluate_pruning(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], U
     diag_curve, _ = curve(ascending(diag))
     rand = [curve(o)[0] for o in random_orders(list(scores), int(n_random_orders), int(random_seed))]
     return PruningEvaluation(
-        heads=heads, n={s: int(len(v[1])) for s, v in sets.items()}, base=base, order=ascending(scores),
+        heads=heads, n={s: len(v[1]) for s, v in sets.items()}, base=base, order=ascending(scores),
         scores=scores, scores_diagonal=diag, single=single, steps=theory_steps,
         params_removed_fraction=[params_removed_fraction(model, s) for s in theory_steps],
         theory=theory_curve, diagonal=diag_curve,
