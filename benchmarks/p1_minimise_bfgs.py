@@ -20,7 +20,13 @@ from scipy.optimize import minimize
 from smattn.p1.action import Architecture, gp_point
 from smattn.p1.kernels import PathGram
 from smattn.p1.minimise import ActionProblem, MinimiseResult, pack_cholesky
-from smattn.p1.minimise_bfgs import ImageAction, cholesky_gradient, minimise_action_bfgs, readout_u, unpack_cholesky
+from smattn.p1.minimise_bfgs import (
+    ImageAction,
+    cholesky_gradient,
+    minimise_action_bfgs,
+    readout_u,
+    unpack_cholesky,
+)
 
 
 def minimise_action_scipy(problem, tol=1e-5, max_steps=2000, init=None, hinv=None, restarts=2):

@@ -90,7 +90,7 @@ def _sizes(heads):
     return tuple(int(np.prod(heads[l:])) for l in range(len(heads)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(heads: tuple):
     sizes = _sizes(heads)
     Htot = sizes[0]
@@ -240,7 +240,7 @@ def minimise_action_adam(problem: ActionProblem, lr: float = 0.1, tol: float = 1
         updates, new_state = opt.update(gM, state, Ms)
         newMs = optax.apply_updates(Ms, updates)
         stop = (gmax < tol) | ~jnp.isfinite(S)
-        keep = lambda old, new: jax.tree_util.tree_map(lambda a, b: jnp.where(stop, a, b), old, new)  # noqa: E731
+        keep = lambda old, new: jax.tree_util.tree_map(lambda a, b: jnp.where(stop, a, b), old, new)
         return keep(Ms, newMs), keep(state, new_state), jnp.where(stop, k, k + 1), gmax, stop
 
     def cond(carry):
