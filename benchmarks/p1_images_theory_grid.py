@@ -20,7 +20,7 @@ from smattn.device import jax_setup
 jax_setup(x64=True)
 
 from smattn.p1.action import Architecture  # noqa: E402
-from smattn.p1.images.fast_minimise import minimise_action_bfgs  # noqa: E402
+from smattn.p1.minimise_bfgs import minimise_action_bfgs  # noqa: E402
 from smattn.p1.images.theory_grid import attentioned_sets, run_grid  # noqa: E402
 from smattn.p1.kernels import PathGram  # noqa: E402
 from smattn.p1.minimise import ActionProblem, minimise_action_adam  # noqa: E402

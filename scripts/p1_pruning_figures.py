@@ -3,18 +3,19 @@ cumulative pruning in ascending-score order, against random orders and a U-diago
 
 import numpy as np
 
+from smattn.data.published import (
+    P1_PRUNING_BASE_ACCURACY_PERCENT,
+    P1_PRUNING_DROPS_POINTS,
+)
+from smattn.p1.images.pruning import drops_points
 from smattn.scriptio import run
-
-# Authors' hard-coded single-head accuracies (Fig. 3e, ascending-score order) and unpruned ID accuracy (spec §6).
-AUTHORS_DROPS = [2.0, 0.8, 4.3, 8.4, 7.8, 7.3, 9.5, 8.9]
-AUTHORS_BASE = 83.8
 
 
 def scores_panel(ax, r, show_authors):
     order = r["order"]
     xs = np.arange(len(order))
     base = r["base"]["omniglot"]
-    drops = [100 * (base - r["single"][h]["omniglot"]) for h in order]
+    drops = drops_points(r)
     ax.bar(xs - 0.2, [r["score"][h] for h in order], 0.4, color="tab:blue", label="normalised score")
     ax.set_ylabel("normalised score", color="tab:blue")
     ax.set_xticks(xs, [f"({h.split('.')[0]}){h.split('.')[1]}" for h in order], rotation=90 if len(order) > 8 else 0)
@@ -22,10 +23,11 @@ def scores_panel(ax, r, show_authors):
     ax2 = ax.twinx()
     ax2.bar(xs + 0.2, drops, 0.4, color="tab:red", label="accuracy drop (ours)")
     if show_authors:
-        ax2.plot(xs + 0.2, AUTHORS_DROPS, "k_", ms=14, mew=2, label=f"authors' drop (base {AUTHORS_BASE} %)")
+        ax2.plot(xs + 0.2, P1_PRUNING_DROPS_POINTS, "k_", ms=14, mew=2,
+                 label=f"authors' drop (base {P1_PRUNING_BASE_ACCURACY_PERCENT} %)")
     ax2.set_ylabel("ID accuracy drop (points)", color="tab:red")
     lo = min(0.0, min(drops) - 0.5)
-    ax2.set_ylim(lo, max(max(drops), 9.5 if show_authors else 0) * 1.15 + 0.5)
+    ax2.set_ylim(lo, max(max(drops), max(P1_PRUNING_DROPS_POINTS) if show_authors else 0) * 1.15 + 0.5)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")

@@ -11,11 +11,11 @@ def main(io):
     from smattn.io import atomic_path, write_json
     from smattn.p1.action import Architecture
     from smattn.p1.attention import attentioned_inputs_from_heads
-    from smattn.p1.images.fast_minimise import minimise_action_bfgs
     from smattn.p1.images.tasks import balanced_subset
     from smattn.p1.images.theory_grid import heads_from_export
     from smattn.p1.kernels import PathGram
     from smattn.p1.minimise import ActionProblem
+    from smattn.p1.minimise_bfgs import minimise_action_bfgs
 
     jax_setup(x64=True)
     p = io.params
@@ -35,9 +35,8 @@ def main(io):
         raise RuntimeError(f"theory U did not converge: g_max = {res.g_max:.3g} after {res.steps} steps (tol {p.tol})")
     if np.linalg.eigvalsh(res.U).min() <= 0:
         raise RuntimeError("theory U is not positive definite")
-    with atomic_path(io.output.U) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, U=res.U, heads=np.array(heads), N=float(p.N), T=float(p.T), P=P)
+    with atomic_path(io.output.U) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, U=res.U, heads=np.array(heads), N=float(p.N), T=float(p.T), P=P)
     write_json(io.output.summary, {"heads": heads, "P": P, "N": float(p.N), "T": float(p.T), **summary})
 
 

@@ -6,24 +6,17 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from smattn.p1.action import (Architecture, action, entropy, gp_entropy_per_width, gp_point, partial_trace_lowest,
-                              readout_scalar)
-from smattn.p1.kernels import PathGram, kernel_U
+from smattn.p1.action import (
+    Architecture,
+    action,
+    entropy,
+    gp_entropy_per_width,
+    gp_point,
+    partial_trace_lowest,
+    readout_scalar,
+)
+from smattn.p1.kernels import kernel_U
 from smattn.p1.minimise import ActionProblem, minimise_action, minimise_action_adam
-
-
-def _problem(heads, N, P=16, D=5, T=0.05, seed=0):
-    rng = np.random.default_rng(seed)
-    Htot = int(np.prod(heads))
-    xi = rng.standard_normal((P, Htot, D)) / np.sqrt(D * Htot)
-    y = np.sign(rng.standard_normal(P) + xi[:, 0, 0] * 5)
-    arch = Architecture(heads, (N,) * (len(heads) + 1))
-    return ActionProblem(arch, PathGram(xi), y, T), xi
-
-
-def _random_pd(rng, n, scale=0.3):
-    A = rng.standard_normal((n, n)) * scale
-    return np.eye(n) + A @ A.T
 
 
 @pytest.mark.parametrize("heads", [(1,), (3,), (2, 2), (2, 1), (2, 3, 2)])
@@ -40,10 +33,10 @@ def test_gp_point_is_stationary_and_entropy_identity(heads):
         assert float(jnp.max(jnp.abs(g))) < 1e-10
 
 
-def test_readout_scalar_is_stationary_point_of_entropy():
+def test_readout_scalar_is_stationary_point_of_entropy(random_pd):
     rng = np.random.default_rng(1)
     arch = Architecture((2, 3), (7.0, 11.0, 13.0), (1.3, 0.7, 1.1), 0.9)
-    Us = [jnp.asarray(_random_pd(rng, 6)), jnp.asarray(_random_pd(rng, 3))]
+    Us = [jnp.asarray(random_pd(6, rng)), jnp.asarray(random_pd(3, rng))]
     u = readout_scalar(jnp.trace(Us[-1]), arch)
     du = jax.grad(lambda uu: entropy(Us, arch, uu))(u)
     assert abs(float(du)) < 1e-9 * 13
@@ -62,10 +55,10 @@ def test_partial_trace_lowest_head():
     np.testing.assert_allclose(pt, U[:3, :3] + U[3:, 3:])
 
 
-def test_action_gradient_matches_finite_differences():
-    prob, _ = _problem((2, 2), 20.0)
+def test_action_gradient_matches_finite_differences(make_problem, random_pd):
+    prob, _ = make_problem((2, 2), 20.0)
     rng = np.random.default_rng(3)
-    Us = [_random_pd(rng, 4), _random_pd(rng, 2)]
+    Us = [random_pd(4, rng), random_pd(2, rng)]
     data = dict(G=jnp.asarray(prob.gram.G), iu=prob.gram.iu, y=jnp.asarray(prob.y), temperature=prob.temperature)
 
     @jax.jit
@@ -85,12 +78,12 @@ def test_action_gradient_matches_finite_differences():
                 assert float(g[l][i, j]) == pytest.approx(fd, rel=1e-5, abs=1e-8)
 
 
-def test_energy_gradient_closed_form():
+def test_energy_gradient_closed_form(make_problem, random_pd):
     """dE/dU_{pi pi'} = <Xi_pi Xi_pi'^T, (K+T)^-1 - alpha alpha^T> (spec §8)."""
-    prob, xi = _problem((2, 2), 20.0, seed=5)
+    prob, xi = make_problem((2, 2), 20.0, seed=5)
     from smattn.p1.action import energy
 
-    U = _random_pd(np.random.default_rng(4), 4)
+    U = random_pd(4, np.random.default_rng(4))
     g = np.asarray(jax.grad(lambda M: energy((M + M.T) / 2, jnp.asarray(prob.gram.G), prob.gram.iu,
                                              jnp.asarray(prob.y), prob.temperature))(jnp.asarray(U)))
     A = kernel_U(U, xi) + prob.temperature * np.eye(len(prob.y))
@@ -101,9 +94,9 @@ def test_energy_gradient_closed_form():
     assert g[0, 1] == pytest.approx(ref, rel=1e-8)
 
 
-def test_L1_H1_against_closed_form_scalar_renormalisation():
+def test_L1_H1_against_closed_form_scalar_renormalisation(make_problem):
     """For L=1, H=1 the stationarity condition is a scalar equation in U (solved here by root bracketing)."""
-    prob, xi = _problem((1,), 8.0, P=20, seed=6)
+    prob, xi = make_problem((1,), 8.0, P=20, seed=6)
     res = minimise_action(prob, tol=1e-11)
     assert res.converged and res.g_max < 1e-11
     K0 = kernel_U(np.eye(1), xi)
@@ -126,8 +119,8 @@ def test_L1_H1_against_closed_form_scalar_renormalisation():
     assert res.u == pytest.approx(u_of(U_star), rel=1e-7)
 
 
-def test_minimiser_pd_every_step_and_agrees_with_reference_adam():
-    prob, _ = _problem((2, 1), 5.0, P=20, T=0.05, seed=7)
+def test_minimiser_pd_every_step_and_agrees_with_reference_adam(make_problem):
+    prob, _ = make_problem((2, 1), 5.0, P=20, T=0.05, seed=7)
     res = minimise_action(prob, tol=1e-9)
     assert res.converged and res.g_max < 1e-9
     assert len(res.min_eig) == res.steps + 1 and min(res.min_eig) > 0
@@ -135,14 +128,14 @@ def test_minimiser_pd_every_step_and_agrees_with_reference_adam():
         assert np.linalg.eigvalsh(U).min() > 0
     ref = minimise_action_adam(prob, lr=0.1, tol=1e-6, max_steps=20000)
     assert ref.converged
-    np.testing.assert_allclose(res.U, ref.U, atol=1e-3 * np.abs(res.U).max())
+    np.testing.assert_allclose(res.U, ref.U, atol=1e-5 * np.abs(res.U).max())  # optax Adam: the same minimum
     assert res.action <= ref.action + 1e-9
     # far from the GP point at small width (alpha = P/N ~ 5)
     assert np.abs(res.U - np.eye(2)).max() > 0.1
 
 
-def test_bad_problem_raises():
-    prob, xi = _problem((2, 2), 5.0)
+def test_bad_problem_raises(make_problem):
+    prob, xi = make_problem((2, 2), 5.0)
     with pytest.raises(ValueError, match="y must"):
         ActionProblem(prob.arch, prob.gram, np.ones(3), 0.1)
     with pytest.raises(ValueError, match="paths"):

@@ -6,7 +6,7 @@ import torch
 
 from smattn.p1.head_score import head_scores
 from smattn.p1.images.model import AttentionPathsTransformer
-from smattn.p1.pruning import (
+from smattn.p1.images.pruning import (
     ascending,
     cumulative_sets,
     diagonal_scores,
@@ -86,7 +86,11 @@ def test_params_removed_fraction():
 
 
 def test_path_contributions_give_every_pruned_network(data):
-    from smattn.p1.pruning import accuracies_from_paths, path_contributions, path_weights
+    from smattn.p1.images.pruning import (
+        accuracies_from_paths,
+        path_contributions,
+        path_weights,
+    )
 
     torch.manual_seed(3)
     model = AttentionPathsTransformer(2, 3, 8, 4, token_dim=16).eval()
@@ -100,3 +104,31 @@ def test_path_contributions_give_every_pruned_network(data):
         np.testing.assert_allclose(contrib @ path_weights((3, 3), pruned), f, rtol=1e-4, atol=1e-6)
         assert accuracies_from_paths({"s": (contrib, y)}, (3, 3), pruned)["s"] == pytest.approx(
             float(np.mean(np.sign(f) == y)))
+
+
+def test_evaluate_pruning_matches_forward_passes_of_the_pruned_network(data):
+    from smattn.p1.images.pruning import drops_points, evaluate_pruning
+
+    torch.manual_seed(4)
+    model = AttentionPathsTransformer(2, 3, 8, 4, token_dim=16).eval()
+    x, y = data
+    sets = {"omniglot": (x[:32], y[:32]), "b": (x[32:], y[32:])}
+    A = np.random.default_rng(0).standard_normal((9, 9))
+    U = np.eye(9) + 0.3 * A @ A.T
+    ev = evaluate_pruning(model, sets, U, (3, 3), _predict, n_random_orders=5, random_seed=1)
+    assert ev.order == ascending(head_scores(U, (3, 3)))
+    assert ev.steps == cumulative_sets(ev.order, (3, 3)) and len(ev.theory) == len(ev.steps) == 5
+    assert ev.random["omniglot"].shape == (5, 5)
+    for h in ev.order:  # one tie may flip between the path sum (float64) and the float32 forward pass
+        fwd = pruned_accuracies(model, sets, [h], _predict)
+        assert all(abs(ev.single[h][s] - fwd[s]) <= 1.5 / 32 for s in sets)
+    for pruned, acc in zip(ev.steps, ev.theory):
+        fwd = pruned_accuracies(model, sets, pruned, _predict)
+        assert all(abs(acc[s] - fwd[s]) <= 1.5 / 32 for s in sets)
+    gain = ev.gain_over_random("theory")
+    assert gain["b"] == pytest.approx(np.mean([ev.theory[k]["b"] - ev.random["b"][:, k].mean() for k in range(1, 5)]))
+    r = ev.as_json()
+    assert r["cumulative"]["random_orders"] == 5 and r["order"][0] == head_label(ev.order[0])
+    assert drops_points(r) == pytest.approx([100 * ev.drop_single(h) for h in ev.order])
+    with pytest.raises(ValueError, match="does not belong"):
+        evaluate_pruning(model, sets, np.eye(4), (2, 2), _predict, 1, 0)

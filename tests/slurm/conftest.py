@@ -1,7 +1,7 @@
 """Fixtures for the cluster-path tests (``pytest -m slurm``): a real single-node SLURM cluster on localhost.
 
 The cluster (slurmctld + slurmd, one node with 2 CPUs and one fake GPU, partition ``smattn``) is started once per
-session by ``smattn.testing.slurm_cluster`` and stopped, by PID, when the session ends (also on failure). Nothing is
+session by ``tests/slurm/slurm_cluster.py`` and stopped, by PID, when the session ends (also on failure). Nothing is
 installed here: without the SLURM binaries or root, every test is skipped with a message saying what is missing.
 Every Snakemake run goes through ``snakemake_run``: its own process group, a hard timeout, the group killed on
 timeout, and any job it left in the queue cancelled.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from smattn.testing.slurm_cluster import SlurmCluster, client_env, missing_requirements
+from .slurm_cluster import SlurmCluster, client_env, missing_requirements
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE_WORKFLOW = Path(__file__).resolve().parent / "probe_workflow"

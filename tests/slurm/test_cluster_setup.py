@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from smattn.testing.slurm_cluster import MARKER, SlurmCluster, SlurmClusterError, missing_requirements
+from .slurm_cluster import MARKER, SlurmCluster, SlurmClusterError, missing_requirements
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,14 +10,16 @@ Engine (general L, H_l, readouts ``last``/``first``/``mean``, W-style and QK-sty
   scalar, GP point.
 * :mod:`.minimise` -- :class:`~.minimise.ActionProblem`, :func:`~.minimise.minimise_action` (Cholesky-parametrised
   saddle-free Newton, PD at every iterate, stops at the reference's ``g_max < 1e-5``) and the reference's Adam
-  scheme; results carry steps, g_max, converged flag and the minimum eigenvalue at every step.
+  scheme (``optax.adam``); results carry steps, g_max, converged flag and the minimum eigenvalue at every step.
+* :mod:`.minimise_bfgs` -- :func:`~.minimise_bfgs.minimise_action_bfgs`, BFGS on Cholesky factors with the
+  closed-form energy and entropy gradients in NumPy, for large P (the image task and pruning); same result type.
 * :mod:`.predictor` -- mean predictor, variance, accuracy; :mod:`.alignment` -- PC overlaps with the labels;
   :mod:`.head_score` -- head scores from U.
 * :mod:`.network` -- the Bayesian network in JAX (layer-by-layer and path forms, effective weights, Eq. 13).
 * :mod:`.sampler` -- NumPyro NUTS over all Bayesian weights, keeping only test predictions and U per sample.
 
-Tasks: :mod:`.hmc_task` (hidden Markov chain, reference draw order); ``images`` (one-shot image task);
-``pruning``.
+Tasks: :mod:`.hmc_task` (hidden Markov chain, reference draw order); ``images`` (one-shot image task, and head
+pruning of its gradient-descent network in ``images.pruning``).
 
 Typical use::
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from .action import Architecture, action, energy, entropy, gp_point, readout_scalar
 from .kernels import PathGram
@@ -89,7 +90,7 @@ def _sizes(heads):
     return tuple(int(np.prod(heads[l:])) for l in range(len(heads)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(heads: tuple):
     sizes = _sizes(heads)
     Htot = sizes[0]
@@ -221,7 +222,8 @@ def minimise_action(problem: ActionProblem, tol: float = 1e-5, max_steps: int = 
 
 def minimise_action_adam(problem: ActionProblem, lr: float = 0.1, tol: float = 1e-5, max_steps: int = 50_000,
                          b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> MinimiseResult:
-    """The reference's scheme: Adam on unconstrained M_l (U^(l) = (M_l + M_l^T)/2) from the GP point, stop at g_max < tol.
+    """The reference's scheme: Adam (``optax.adam``, constant learning rate) on unconstrained M_l
+    (U^(l) = (M_l + M_l^T)/2) from the GP point; stops at the first iterate with g_max < tol.
 
     Positive definiteness is not enforced; a non-PD iterate makes the action NaN and the run stops unconverged.
     """
@@ -230,25 +232,22 @@ def minimise_action_adam(problem: ActionProblem, lr: float = 0.1, tol: float = 1
     data = problem.data()
     Ms = [jnp.asarray(U) for U in gp_point(problem.arch)]
 
+    opt = optax.adam(lr, b1=b1, b2=b2, eps=eps)
+
     def body(carry):
-        Ms, m, v, k, _, _ = carry
+        Ms, state, k, _, _ = carry
         S, gM, gmax = comp["gmax_M"](Ms, *data)
-        k1 = k + 1
-        m = [b1 * mi + (1 - b1) * gi for mi, gi in zip(m, gM)]
-        v = [b2 * vi + (1 - b2) * gi * gi for vi, gi in zip(v, gM)]
-        mh = [mi / (1 - b1 ** k1) for mi in m]
-        vh = [vi / (1 - b2 ** k1) for vi in v]
-        newMs = [Mi - lr * mi / (jnp.sqrt(vi) + eps) for Mi, mi, vi in zip(Ms, mh, vh)]
+        updates, new_state = opt.update(gM, state, Ms)
+        newMs = optax.apply_updates(Ms, updates)
         stop = (gmax < tol) | ~jnp.isfinite(S)
-        Ms_out = [jnp.where(stop, Mi, Ni) for Mi, Ni in zip(Ms, newMs)]
-        return Ms_out, m, v, jnp.where(stop, k, k1), gmax, stop
+        keep = lambda old, new: jax.tree_util.tree_map(lambda a, b: jnp.where(stop, a, b), old, new)
+        return keep(Ms, newMs), keep(state, new_state), jnp.where(stop, k, k + 1), gmax, stop
 
     def cond(carry):
-        return (~carry[5]) & (carry[3] < max_steps)
+        return (~carry[4]) & (carry[2] < max_steps)
 
-    zeros = [jnp.zeros_like(M) for M in Ms]
-    init = (Ms, zeros, [jnp.zeros_like(M) for M in Ms], jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(False))
-    Ms, _, _, k, _, _ = jax.jit(lambda c: jax.lax.while_loop(cond, body, c))(init)
+    init = (Ms, opt.init(Ms), jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(False))
+    Ms, _, k, _, _ = jax.jit(lambda c: jax.lax.while_loop(cond, body, c))(init)
     S, _, gmax = comp["gmax_M"](Ms, *data)
     Us = [np.asarray((M + M.T) / 2) for M in Ms]
     converged = bool(np.isfinite(float(S)) and float(gmax) < tol)

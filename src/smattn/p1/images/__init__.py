@@ -9,5 +9,8 @@ Modules (one concept each):
                  with head pruning by output masking.
 * ``training``   Adam training loop with validation, best-checkpoint selection and resumable checkpoints.
 * ``export``     export of the fixed query/key weights, balanced sequence sets and the GD order parameter ``U_GD``.
-* ``theory_grid`` the Bayesian theory on the exported heads over the (N, T) grid, temperature selection, GP line.
+* ``theory_grid`` the Bayesian theory on the exported heads over the (N, T) grid, temperature selection, GP line
+                 (minimiser: ``smattn.p1.minimise_bfgs``).
+* ``pruning``    head pruning of a trained model guided by the theory's U: scores, cumulative / single / random
+                 orders, accuracies of every pruned network from one pass of path contributions.
 """

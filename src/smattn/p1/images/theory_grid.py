@@ -53,14 +53,14 @@ def run_grid(export: dict, xi: dict, widths, temperatures, tol: float = 1e-5, ma
              warm_start: bool = True, progress=None) -> list[dict]:
     """Minimise the action on every (N, T); returns one record per run (grid order: widths outer, T inner).
 
-    Minimiser: :func:`smattn.p1.images.fast_minimise.minimise_action_bfgs` (closed-form energy gradient, BFGS on
+    Minimiser: :func:`smattn.p1.minimise_bfgs.minimise_action_bfgs` (closed-form energy gradient, BFGS on
     Cholesky factors, the reference's stopping rule g_max < tol). ``warm_start``: for each N the temperatures are
     visited from the highest down; the first starts at the GP point (as in the reference), every other one starts
     from the previous temperature's minimiser and inverse-Hessian estimate (the minimiser is the same, it is reached
     in fewer steps). Record: N, T, U [H_tot, H_tot], summary (steps, g_max, converged, action, entropy, energy, u,
     min_eig_U, seconds, method), acc {set: accuracy}, init ("gp" or "warm"). Raises if a run does not converge.
     """
-    from smattn.p1.images.fast_minimise import minimise_action_bfgs
+    from smattn.p1.minimise_bfgs import minimise_action_bfgs
 
     heads = tuple(int(h) for h in np.asarray(export["heads"]))
     y = np.asarray(export["y_train"], np.float64)

@@ -1,4 +1,4 @@
-"""Fast minimiser of P1's action for large P (the image task: P = 600, 16-64 paths), spec §2.2-2.3 and §8.
+"""BFGS minimiser of P1's action for large P (the image task: P = 600, 16-64 paths); see docs/p1_theory.md.
 
 The exact Newton minimiser :func:`smattn.p1.minimise.minimise_action` differentiates twice through a P x P Cholesky
 (jax.hessian), which costs about a minute per step at P = 600 on one CPU core. Here instead:
@@ -12,6 +12,12 @@ The exact Newton minimiser :func:`smattn.p1.minimise.minimise_action` differenti
   positive definite; stop when the reference's criterion g_max = max |dS/dM_l| < tol holds, where
   U^(l) = (M_l + M_l^T)/2 and S = (S_ent + E)/N_max (dS/dM_l equals the symmetric matrix gradient dS/dU^(l)).
 
+The BFGS loop is written out rather than taken from ``scipy.optimize.minimize(method="BFGS")``: measured by
+``benchmarks/p1_minimise_bfgs.py`` on the same problems (same parametrisation, same warm starts), SciPy's Wolfe line
+search stops with "precision loss" at small width (N = 10) once the action's decrease falls below rounding, at
+g_max ~ 1.3-1.6e-5, short of the reference's tol = 1e-5 even when restarted, while the Armijo loop here, which
+accepts steps whose decrease is lost in rounding, reaches it. Where both converge they agree to the tolerance.
+
 The result type is :class:`smattn.p1.minimise.MinimiseResult`, so callers can swap minimisers.
 """
 
@@ -23,8 +29,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dpotri
 
-from smattn.p1.action import gp_point
-from smattn.p1.minimise import ActionProblem, MinimiseResult
+from .action import gp_point
+from .minimise import ActionProblem, MinimiseResult, pack_cholesky
 
 
 def _inv_logdet(A: np.ndarray):
@@ -145,16 +151,9 @@ class ImageAction:
 
 # --- Cholesky parametrisation --------------------------------------------------------------------------------------
 
-def _pack(Us) -> np.ndarray:
-    out = []
-    for U in Us:
-        C = np.linalg.cholesky(U)
-        C[np.diag_indices_from(C)] = np.log(np.diag(C))
-        out.append(C[np.tril_indices(U.shape[0])])
-    return np.concatenate(out)
-
-
-def _unpack(theta, sizes):
+def unpack_cholesky(theta: np.ndarray, sizes) -> tuple[list, list]:
+    """Inverse of :func:`smattn.p1.minimise.pack_cholesky`: ([U^(l) = C_l C_l^T], [C_l]) for matrix sizes ``sizes``
+    from the flattened lower triangles (log-diagonal) ``theta``."""
     Us, Cs, off = [], [], 0
     for n in sizes:
         k = n * (n + 1) // 2
@@ -167,7 +166,7 @@ def _unpack(theta, sizes):
     return Us, Cs
 
 
-def _theta_grad(grads, Cs):
+def cholesky_gradient(grads, Cs) -> np.ndarray:
     """dS/dtheta from symmetric dS/dU^(l) and the Cholesky factors: dS/dC = 2 G C (lower part), diag x exp."""
     out = []
     for G, C in zip(grads, Cs):
@@ -191,12 +190,12 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
     act = ImageAction(problem)
     Us0 = gp_point(problem.arch) if init is None else [np.asarray(U, dtype=np.float64) for U in init]
     sizes = [U.shape[0] for U in Us0]
-    theta = _pack(Us0)
-    Us, Cs = _unpack(theta, sizes)
+    theta = pack_cholesky(Us0, problem.arch.heads)
+    Us, Cs = unpack_cholesky(theta, sizes)
     S, grads, parts = act.value_grad(Us)
     if not np.isfinite(S):
         raise FloatingPointError("action is not finite at the starting point")
-    g = _theta_grad(grads, Cs)
+    g = cholesky_gradient(grads, Cs)
     n = theta.size
     first = hinv is None
     Hinv = np.eye(n) if hinv is None else np.array(hinv, dtype=np.float64)
@@ -217,7 +216,7 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
         accepted = False
         for _ in range(50):
             cand = theta + t * p
-            Us_c, Cs_c = _unpack(cand, sizes)
+            Us_c, Cs_c = unpack_cholesky(cand, sizes)
             S_c, grads_c, parts_c = act.value_grad(Us_c)
             if np.isfinite(S_c) and S_c <= S + 1e-4 * t * slope:
                 accepted = True
@@ -230,7 +229,7 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
                 break
             continue
         fails = 0
-        g_c = _theta_grad(grads_c, Cs_c)
+        g_c = cholesky_gradient(grads_c, Cs_c)
         s_vec, y_vec = cand - theta, g_c - g
         sy = float(s_vec @ y_vec)
         if sy > 1e-12 * float(np.linalg.norm(s_vec) * np.linalg.norm(y_vec)):
@@ -251,3 +250,4 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
                           energy=float(parts["energy"]), steps=int(steps), g_max=float(gmax), converged=bool(converged),
                           min_eig=mineigs, seconds=time.perf_counter() - t0, method=f"bfgs-cholesky({act.n_evals} evals)")
     return (res, Hinv) if return_hinv else res
+

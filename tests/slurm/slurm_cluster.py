@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CONF_DIR = Path("/etc/slurm")
+# The tag predates this file's move into tests/ and is kept verbatim, so that configuration files left by an
+# earlier test cluster are still recognised as ours (and removed, not backed up, when the cluster stops).
 MARKER = "# written by smattn.testing.slurm_cluster"
 LOCK_NAME = ".smattn-test-cluster.lock"  # in conf_dir: one test cluster per configuration folder at a time
 DAEMONS = ("slurmctld", "slurmd", "slurmstepd")
