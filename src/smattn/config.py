@@ -8,6 +8,7 @@ every scale against the group's leaf schema ``$defs/<group>``. Errors name the k
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -70,6 +71,15 @@ def _coerce(value: Any, spec: Mapping, key: str) -> Any:
     return value
 
 
+def _check_finite(value: Any, key: str) -> None:
+    """Reject NaN and infinities (also inside lists): JSON Schema bounds compare False with NaN and so let it pass."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"config key '{key}': {value!r} is not a finite number")
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(v, f"{key}[{i}]")
+
+
 def resolve_group(raw: Mapping | None, group_schema: Mapping, group: str, scale: str) -> dict:
     """Resolve one group's parameters for ``scale``; raise ConfigError naming the key on any problem."""
     import jsonschema
@@ -94,6 +104,7 @@ def resolve_group(raw: Mapping | None, group_schema: Mapping, group: str, scale:
                 raise ConfigError(f"config key '{full}': no value for scale '{scale}'")
             value = value[scale]
         resolved[key] = _coerce(value, props[key], full)
+        _check_finite(resolved[key], full)
     missing = [k for k in props if k not in resolved]
     if missing:
         raise ConfigError(f"config key '{group}.{missing[0]}': missing (scale '{scale}')")

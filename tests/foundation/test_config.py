@@ -74,3 +74,34 @@ def test_repository_config_resolves_at_every_scale(repo):
     for group, gschema in schema["$defs"].items():
         for key, spec in gschema["properties"].items():
             assert spec.get("description"), f"$defs/{group}/{key} lacks a description"
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"lr": float("nan")}, "'g.lr'"),
+        ({"lr": float("inf")}, "'g.lr'"),
+        ({"lr": "nan"}, "'g.lr'"),  # --config p={lr: nan} arrives as a string
+        ({"lr": "-inf"}, "'g.lr'"),
+        ({"lr": "1e999"}, "'g.lr'"),  # YAML reads 1e999 (no dot) as a string; float() overflows to inf
+        ({"alphas": [0.5, float("nan")]}, r"'g.alphas\[1\]'"),
+        ({"alphas": "[1.0, .inf]"}, r"'g.alphas\[1\]'"),
+        ({"lr": {"smoke": 0.1, "laptop": float("nan"), "paper": 0.1}}, "'g.lr'"),
+    ],
+)
+def test_non_finite_numbers_are_rejected(change, fragment):
+    raw = dict(RAW, **change)
+    with pytest.raises(ConfigError, match=fragment + ".*finite"):
+        for scale in SCALES:
+            resolve_group(raw, GROUP_SCHEMA, "g", scale)
+
+
+def test_non_finite_in_repository_config_file_is_rejected(repo):
+    """``.nan`` and ``1.0e999`` written in config.yaml itself (parsed by YAML to float nan / inf)."""
+    config = yaml.safe_load((repo / "config.yaml").read_text())
+    schema = yaml.safe_load((repo / "schemas/config.schema.yaml").read_text())
+    for key, text in (("v_reg", ".nan"), ("skip_c", "1.0e999")):
+        bad = copy.deepcopy(config)
+        bad["p2_theory"][key] = yaml.safe_load(f"x: {text}")["x"]
+        with pytest.raises(ConfigError, match=f"'p2_theory.{key}'.*finite"):
+            resolve_params(bad, schema)
