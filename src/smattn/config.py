@@ -49,7 +49,12 @@ def _coerce(value: Any, spec: Mapping, key: str) -> Any:
             try:
                 return int(value)
             except ValueError:
-                pass
+                try:
+                    as_float = float(value)
+                except ValueError:
+                    as_float = None
+                if as_float is not None:
+                    return _whole(as_float, key)
         if "number" in types:
             try:
                 return float(value)
@@ -68,7 +73,22 @@ def _coerce(value: Any, spec: Mapping, key: str) -> Any:
         return [_coerce(v, spec["items"], f"{key}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, bool) is False and isinstance(value, int) and "number" in types and "integer" not in types:
         return float(value)
+    if isinstance(value, float) and "integer" in types and "number" not in types:
+        return _whole(value, key)
     return value
+
+
+def _whole(value: float, key: str) -> int | float:
+    """An integer key given as a float (``2.0``, ``1e3``): its int, or ConfigError naming the key if not whole.
+
+    JSON Schema counts 2.0 as an integer, but the rules and the library expect Python ints. Non-finite values
+    pass through unchanged for the finiteness check to name.
+    """
+    if not math.isfinite(value):
+        return value
+    if not value.is_integer():
+        raise ConfigError(f"config key '{key}': expected an integer, got {value!r}")
+    return int(value)
 
 
 def _check_finite(value: Any, key: str) -> None:

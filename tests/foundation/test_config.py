@@ -105,3 +105,22 @@ def test_non_finite_in_repository_config_file_is_rejected(repo):
         bad["p2_theory"][key] = yaml.safe_load(f"x: {text}")["x"]
         with pytest.raises(ConfigError, match=f"'p2_theory.{key}'.*finite"):
             resolve_params(bad, schema)
+
+
+@pytest.mark.parametrize("value, expected", [(2.0, 2), ("2.0", 2), ("1e3", 1000), (7, 7), ("7", 7)])
+def test_whole_floats_become_integers(value, expected):
+    res = resolve_group(dict(RAW, d=value), GROUP_SCHEMA, "g", "laptop")
+    assert res["d"] == expected and type(res["d"]) is int
+
+
+@pytest.mark.parametrize("value", [2.5, "2.5", "1e-3"])
+def test_fractional_integers_are_rejected(value):
+    with pytest.raises(ConfigError, match="'g.d'.*integer"):
+        resolve_group(dict(RAW, d=value), GROUP_SCHEMA, "g", "laptop")
+
+
+def test_integer_list_items_become_integers():
+    schema = {"type": "object", "properties": {"w": {"type": "array", "items": {"type": "integer"}}}}
+    assert resolve_group({"w": [10.0, "30"]}, schema, "g", "smoke") == {"w": [10, 30]}
+    with pytest.raises(ConfigError, match=r"'g.w\[1\]'.*integer"):
+        resolve_group({"w": [10, 30.5]}, schema, "g", "smoke")
