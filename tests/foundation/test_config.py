@@ -124,3 +124,61 @@ def test_integer_list_items_become_integers():
     assert resolve_group({"w": [10.0, "30"]}, schema, "g", "smoke") == {"w": [10, 30]}
     with pytest.raises(ConfigError, match=r"'g.w\[1\]'.*integer"):
         resolve_group({"w": [10, 30.5]}, schema, "g", "smoke")
+
+
+def _repo_config_and_schema(repo):
+    return (yaml.safe_load((repo / "config.yaml").read_text()),
+            yaml.safe_load((repo / "schemas/config.schema.yaml").read_text()))
+
+
+@pytest.mark.parametrize(
+    "group, key, value",
+    [
+        ("p2_dynamics", "sgd_d", 1e10),
+        ("p2_dynamics", "sgd_batch_size", 1e9),
+        ("p1_pruning", "theory_P", 1e5),
+        ("p1_images", "gd_qk_dim", 1000),
+        ("p2_theory", "l3_n1d", 100),
+        ("p2_dynamics", "sgd_seed", 2**40),
+    ],
+)
+def test_absurd_sizes_are_rejected(repo, group, key, value):
+    config, schema = _repo_config_and_schema(repo)
+    config[group][key] = value
+    with pytest.raises(ConfigError, match=f"'{group}.{key}'.*maximum"):
+        resolve_params(config, schema)
+
+
+def test_every_integer_parameter_has_a_maximum_with_its_reason(repo):
+    _, schema = _repo_config_and_schema(repo)
+    for group, gschema in schema["$defs"].items():
+        for key, spec in gschema["properties"].items():
+            types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
+            if "integer" in types:
+                assert "maximum" in spec, f"{group}.{key} has no maximum"
+                assert f"at most {spec['maximum']}:" in spec["description"], f"{group}.{key}: bound without reason"
+
+
+@pytest.mark.parametrize(
+    "changes, keys",
+    [
+        ({("p1_hmc", "sampled_widths"): [10, 20]}, ["p1_hmc.sampled_widths", "p1_hmc.widths"]),
+        ({("p1_images", "sampled_widths"): [7]}, ["p1_images.sampled_widths", "p1_images.widths"]),
+        ({("p2_dynamics", "sgd_test_every"): 10**5}, ["p2_dynamics.sgd_test_every", "p2_dynamics.sgd_epochs"]),
+        ({("p2_dynamics", "sgd_batch_size"): 10**5}, ["p2_dynamics.sgd_batch_size", "p2_dynamics.sgd_alpha"]),
+        ({("p1_images", "n_train_pool"): 100}, ["p1_images.n_train_pool", "p1_images.P"]),
+        ({("p1_images", "n_test_pool"): 50}, ["p1_images.n_test_pool", "p1_images.n_test"]),
+        ({("p1_images", "alignment_pcs"): 1000}, ["p1_images.alignment_pcs", "p1_images.P"]),
+        ({("p1_pruning", "theory_P"): 1000}, ["p1_pruning.theory_P", "p1_images.P"]),
+        ({("p1_pruning", "theory_P_h8"): 700}, ["p1_pruning.theory_P_h8", "p1_images.P"]),
+        ({("p2_dynamics", "sgd_d"): 4000}, ["p2_dynamics.sgd_d", "p2_dynamics.sgd_runs"]),  # ~20 GB of data
+    ],
+)
+def test_cross_key_checks_name_every_key(repo, changes, keys):
+    config, schema = _repo_config_and_schema(repo)
+    for (group, key), value in changes.items():
+        config[group][key] = value
+    with pytest.raises(ConfigError) as err:
+        resolve_params(config, schema)
+    for k in keys:
+        assert f"'{k}'" in str(err.value), str(err.value)

@@ -107,6 +107,30 @@ def test_bad_group_parameter_is_named(workdir):
     assert r.returncode != 0 and f"{group}.no_such_key" in r.stderr + r.stdout
 
 
+@pytest.mark.parametrize(
+    "config_args, fragment",
+    [
+        (["p2_dynamics={sgd_lr: nan}"], "p2_dynamics.sgd_lr"),
+        (["p1_images={gd_lr: inf}"], "p1_images.gd_lr"),
+        (["p2_theory={v_reg: 1e999}"], "p2_theory.v_reg"),
+        (["p2_dynamics={trec_repetitions: 2.5}"], "p2_dynamics.trec_repetitions"),
+        (["p2_dynamics={sgd_d: 1e10}"], "p2_dynamics.sgd_d"),
+        (["p2_dynamics={sgd_test_every: 100000}"], "p2_dynamics.sgd_epochs"),
+        (["p1_hmc={sampled_widths: [20]}"], "p1_hmc.sampled_widths"),
+    ],
+)
+def test_non_finite_fractional_absurd_or_inconsistent_values_fail_before_any_job(workdir, config_args, fragment):
+    r = snakemake(["-n", "--config", *config_args], workdir)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert "Invalid configuration" in out and fragment in out, out[-2000:]
+
+
+def test_whole_float_integer_is_accepted(workdir):
+    r = snakemake(["-n", "--config", "scale=smoke", "p2_dynamics={trec_repetitions: 2.0}"], workdir)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
 @pytest.mark.e2e
 def test_smoke_run_end_to_end(workdir, raw_data):
     """The whole smoke-scale workflow: every figure, the ledger, the claims table, and the report."""
