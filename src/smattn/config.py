@@ -217,8 +217,6 @@ def resolve_params(config: Mapping, schema: Mapping, scale: str | None = None) -
 
 
 def data_mirror(config: Mapping, environ: Mapping[str, str]) -> str | None:
-    """The mirror folder: environment variable SMATTN_DATA_MIRROR first, then config ``data_mirror``."""
-    env = environ.get("SMATTN_DATA_MIRROR")
-    if env:
-        return env
-    return config.get("data_mirror") or None
+    """The mirror folder: config ``data_mirror`` (config.yaml or ``--config data_mirror=...``) when set, else the
+    environment variable SMATTN_DATA_MIRROR, else None. An explicit setting beats an ambient one."""
+    return config.get("data_mirror") or environ.get("SMATTN_DATA_MIRROR") or None
