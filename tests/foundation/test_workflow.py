@@ -22,10 +22,7 @@ def snakemake(args, cwd, env_extra=None, timeout=600):
     return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, repo):
-    """A copy of the workflow (no results) in which runs cannot touch the developer's own outputs."""
-    wd = tmp_path_factory.mktemp("wf")
+def copy_workflow(repo, wd):
     for name in WORKFLOW_FILES:
         src = repo / name
         if src.is_dir():
@@ -33,6 +30,12 @@ def workdir(tmp_path_factory, repo):
         elif src.exists():
             shutil.copy(src, wd / name)
     return wd
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, repo):
+    """A copy of the workflow (no results) in which runs cannot touch the developer's own outputs."""
+    return copy_workflow(repo, tmp_path_factory.mktemp("wf"))
 
 
 @pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
@@ -129,6 +132,37 @@ def test_non_finite_fractional_absurd_or_inconsistent_values_fail_before_any_job
 def test_whole_float_integer_is_accepted(workdir):
     r = snakemake(["-n", "--config", "scale=smoke", "p2_dynamics={trec_repetitions: 2.0}"], workdir)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_changed_raw_file_is_caught_before_any_job(tmp_path, repo, raw_data):
+    """A raw file corrupted after it was fetched and verified stops the next run before a consumer job starts."""
+    from smattn.data.registry import lookup
+
+    (tmp_path / "wf").mkdir()
+    wd = copy_workflow(repo, tmp_path / "wf")
+    data = tmp_path / "data"
+    rel = "reference/spoc/AMP_BO_2w_d1000_alpha1.2_samples1_seed1.npy"  # read by rule p2_fig2_left
+    cfg = ["--config", "scale=smoke", f"data_dir={data}"]
+    env = {"SMATTN_DATA_MIRROR": str(raw_data)}
+    r = snakemake(["--cores", "1", *cfg, "--", str(data / rel)], wd, env)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    target = data / rel
+    st = target.stat()
+    raw = bytearray(target.read_bytes())
+    raw[200] ^= 0x01  # one bit of the array's data; size and modification time unchanged
+    target.write_bytes(bytes(raw))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    for args in (["--cores", "1", *cfg, "--", str(data / rel)],  # was: "Nothing to be done"
+                 ["--cores", "1", *cfg, "--", "figures/p2/fig2_left_gamp.png"]):  # a consumer of the file
+        r = snakemake(args, wd, env, timeout=300)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0, out[-3000:]
+        assert "Raw data check failed" in out and str(target) in out, out[-3000:]
+        assert lookup(rel).digests[0].hexdigest in out  # the expected checksum
+    assert not (wd / "results").exists() and not (wd / "figures").exists()  # no job ran
+    target.unlink()  # the documented remedy: delete it, the next run fetches it again
+    r = snakemake(["--cores", "1", *cfg, "--", str(data / rel)], wd, env)
+    assert r.returncode == 0 and target.read_bytes() == (raw_data / rel).read_bytes()
 
 
 @pytest.mark.e2e
