@@ -1,6 +1,5 @@
 """Obtaining and verifying raw files: mirror, checksum mismatch, truncation, offline, atomicity."""
 
-import shutil
 
 import pytest
 

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,8 @@ WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "re
 def snakemake(args, cwd, env_extra=None, timeout=600):
     env = dict(os.environ)
     env.update(env_extra or {})
-    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
 
 
 def copy_workflow(repo, wd):
@@ -165,22 +167,51 @@ def test_changed_raw_file_is_caught_before_any_job(tmp_path, repo, raw_data):
     assert r.returncode == 0 and target.read_bytes() == (raw_data / rel).read_bytes()
 
 
+def planned_figures(wd, scale="smoke"):
+    """The figure PNGs of the default target, as the workflow's own DAG lists them (``snakemake --summary``)."""
+    r = snakemake(["--summary", "--config", f"scale={scale}"], wd)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert rows and rows[0][0] == "output_file", r.stdout[:500]
+    return sorted(row[0] for row in rows[1:] if row[0].startswith("figures/") and row[0].endswith(".png"))
+
+
+def test_every_planned_figure_has_a_caption(workdir):
+    """The target list the end-to-end test checks against is not empty: one PNG per figure caption of the report."""
+    figures = planned_figures(workdir)
+    captions = [p for p in (workdir / "report").glob("*.rst") if p.name != "claims.rst"]
+    assert len(figures) == len(set(figures)) == len(captions) > 0, (figures, captions)
+
+
 @pytest.mark.e2e
 def test_smoke_run_end_to_end(workdir, raw_data):
     """The whole smoke-scale workflow: every figure, the ledger, the claims table, and the report."""
+    from smattn.ledger import load_claims
+
     env = {"SMATTN_DATA_MIRROR": str(raw_data)}
+    expected = planned_figures(workdir)
+    assert expected
     r = snakemake(["--cores", "2", "--config", "scale=smoke"], workdir, env, timeout=3000)
     assert r.returncode == 0, (r.stdout[-4000:], r.stderr[-4000:])
     ledger = json.loads((workdir / "results/metrics.json").read_text())
-    assert all(isinstance(v, float) for v in ledger.values())
-    figures = sorted((workdir / "figures").rglob("*.png"))
-    for png in figures:
+    assert ledger and all(isinstance(v, float) and math.isfinite(v) for v in ledger.values())
+    claims = load_claims(sorted((workdir / "claims").glob("*.yaml")))
+    assert claims
+    for c in claims:  # every claim's metric was written by some rule
+        for key in ([c["check"]["left"], c["check"]["right"]] if c["kind"] == "compare" else [c["id"]]):
+            assert key in ledger, f"{c['source']}: {c['claim']!r} names {key!r}, missing from the ledger"
+    figures = sorted(str(p.relative_to(workdir)) for p in (workdir / "figures").rglob("*.png"))
+    assert figures == expected  # exactly the workflow's own figure list, nothing missing, nothing extra
+    for png in (workdir / f for f in figures):
         assert png.with_suffix(".pdf").exists(), png
         assert png.stat().st_size > 5000, png
     summary = json.loads((workdir / "results/data/summary.json").read_text())
     assert summary["omniglot"]["classes"] == {"train": 1028, "val": 172, "test": 423}
     # verdicts are findings shown in the report, not test failures; the table itself must be complete
-    assert (workdir / "results/claims.csv").read_text().startswith("claim,id,paper,ours,status,explanation")
+    with open(workdir / "results/claims.csv", newline="", encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    assert list(table[0]) == ["claim", "id", "paper", "ours", "status", "explanation"]
+    assert len(table) == len(claims) and all(row["ours"] for row in table)
     r = snakemake(["--report", "report.html", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0, r.stderr[-3000:]
     html = (workdir / "report.html").read_text(errors="replace")
