@@ -10,8 +10,8 @@ are rejected and whole floats given for integer keys become ints. Errors name th
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import yaml
