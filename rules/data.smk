@@ -1,6 +1,16 @@
 # Raw data: every file of the checksum table, from the data folder, a mirror, or upstream; verified by sha256.
 
+from smattn.data.fetch import DataError, verify_present
+
 RAW_RELPATHS = [f.relpath for f in RAW_FILES]
+
+# Every run (and every dry run) first re-checks the raw files already in the data folder, before any job can read
+# them: a file changed since it was verified stops the workflow here, naming the file and its expected checksum.
+# Unchanged files cost one stat each (cache <data_dir>/.verified.json, keyed by size, mtime, ctime and inode).
+try:
+    verify_present(DATA_DIR, RAW_RELPATHS)
+except DataError as _err:
+    raise WorkflowError(f"Raw data check failed: {_err}")
 
 
 localrules:
@@ -9,7 +19,7 @@ localrules:
 
 rule fetch_raw:
     """Obtain one raw file (verified data folder -> mirror -> official URL) and verify its checksum.
-    The mirror (config data_mirror or SMATTN_DATA_MIRROR) is read by the script, not passed as a parameter, so
+    The mirror (config data_mirror, else SMATTN_DATA_MIRROR) is read by the script, not passed as a parameter, so
     that moving the mirror does not re-fetch verified files."""
     output:
         f"{DATA_DIR}/{{relpath}}",

@@ -114,6 +114,7 @@ def evaluate_claims(claims: list[dict], metrics: Mapping[str, float]) -> list[di
 
 
 CLAIM_COLUMNS = ("claim", "id", "paper", "ours", "status", "explanation")
+CLAIM_COLUMN_WIDTHS = {"claim": 27, "id": 20, "paper": 7, "ours": 11, "status": 8, "explanation": 27}  # % of page
 
 
 def claims_html(rows: list[dict], scale: str) -> str:
@@ -124,10 +125,15 @@ def claims_html(rows: list[dict], scale: str) -> str:
         colour = {"pass": "#d9f2d9", "FAIL": "#f8d0d0", "deviation explained": "#fff2cc"}.get(r["status"], "#ffffff")
         cells = "".join(f"<td>{html.escape(str(r[c]))}</td>" for c in CLAIM_COLUMNS)
         body.append(f'<tr style="background:{colour}">{cells}</tr>')
+    # a fixed layout at the window's width, long ids and numbers broken anywhere: every column stays on screen
+    cols = "".join(f'<col style="width:{CLAIM_COLUMN_WIDTHS[c]}%">' for c in CLAIM_COLUMNS)
     return (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title>"
-        "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
-        "td,th{border:1px solid #999;padding:3px 6px;vertical-align:top}</style></head><body>"
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'><title>Claims</title>"
+        "<style>body{margin:8px}"
+        "table{border-collapse:collapse;font-family:sans-serif;font-size:13px;table-layout:fixed;width:100%}"
+        "td,th{border:1px solid #999;padding:3px 6px;vertical-align:top;text-align:left;overflow-wrap:anywhere;"
+        "word-break:break-word}</style></head><body>"
         f"<h2>Claims of the papers against this run (scale: {html.escape(scale)})</h2>"
-        f"<table><tr>{head}</tr>{''.join(body)}</table></body></html>\n"
+        f"<table><colgroup>{cols}</colgroup><tr>{head}</tr>{''.join(body)}</table></body></html>\n"
     )

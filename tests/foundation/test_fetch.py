@@ -1,6 +1,5 @@
 """Obtaining and verifying raw files: mirror, checksum mismatch, truncation, offline, atomicity."""
 
-import shutil
 
 import pytest
 
@@ -80,3 +79,98 @@ def test_cli_reports_errors(tmp_path, capsys):
     rc = fetch_mod.main(["--data-dir", str(tmp_path), "--mirror", str(tmp_path / "none"), "--no-download", REL])
     assert rc == 1
     assert REL in capsys.readouterr().err
+
+
+def test_command_line_mirror_wins_over_environment():
+    from smattn.config import data_mirror
+
+    env = {"SMATTN_DATA_MIRROR": "/from/env"}
+    assert data_mirror({"data_mirror": "/from/config"}, env) == "/from/config"
+    assert data_mirror({"data_mirror": None}, env) == "/from/env"
+    assert data_mirror({}, {}) is None
+
+
+def test_missing_mirror_folder_is_reported_as_such(tmp_path):
+    with pytest.raises(DataError) as err:
+        fetch(REL, tmp_path / "data", tmp_path / "no-such-mirror", allow_download=False, log=lambda m: None)
+    assert f"the mirror folder {tmp_path / 'no-such-mirror'} does not exist" in str(err.value)
+    assert "has no" not in str(err.value)
+
+
+def test_upstream_urls_prefer_https():
+    for entry in RAW_FILES:
+        assert entry.urls[0].startswith("https://"), entry.relpath
+        schemes = [u.split(":", 1)[0] for u in entry.urls]
+        assert schemes == sorted(schemes, key=lambda s: s != "https"), f"{entry.relpath}: http before https"
+
+
+class _Endless:
+    """A fake HTTP response that never ends (or announces a length), counting the bytes handed out."""
+
+    def __init__(self, announce=None):
+        self.headers = {"Content-Length": str(announce)} if announce else {}
+        self.sent = 0
+
+    def read(self, n=-1):
+        n = 1 << 16 if n is None or n < 0 else n
+        self.sent += n
+        return b"x" * n
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("announce", [None, 10**12])
+def test_download_stops_past_the_expected_size(tmp_path, monkeypatch, announce):
+    resp = _Endless(announce)
+    monkeypatch.setattr(fetch_mod.urllib.request, "urlopen", lambda *a, **k: resp)
+    with pytest.raises(DataError, match="expected 23354"):
+        fetch(REL, tmp_path / "data", None, log=lambda m: None)
+    assert resp.sent <= lookup(REL).max_size + 1
+    assert not (tmp_path / "data" / REL).exists()
+
+
+def test_registry_sizes_match_the_mirror(raw_data):
+    for entry in RAW_FILES:
+        assert (raw_data / entry.relpath).stat().st_size in {d.size for d in entry.digests}, entry.relpath
+
+
+def test_verify_present_catches_a_changed_file_and_caches_the_rest(tmp_path, raw_data, monkeypatch):
+    import os
+
+    data = tmp_path / "data"
+    rel_npy = "reference/spoc/dist_1.npy"
+    for rel in (REL, rel_npy):
+        fetch(rel, data, raw_data, allow_download=False, log=lambda m: None)
+    assert (data / fetch_mod.CACHE_NAME).is_file()
+    assert sorted(fetch_mod.verify_present(data)) == sorted([REL, rel_npy])
+
+    def no_hashing(path):
+        raise AssertionError(f"{path} hashed although its stat is unchanged")
+
+    monkeypatch.setattr(fetch_mod, "file_digests", no_hashing)
+    fetch_mod.verify_present(data)  # cache hits cost a stat only
+    monkeypatch.undo()
+
+    target = data / rel_npy
+    st = target.stat()
+    raw = bytearray(target.read_bytes())
+    raw[-1] ^= 0xFF  # one flipped byte, same size, and the modification time put back
+    target.write_bytes(bytes(raw))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(DataError) as err:
+        fetch_mod.verify_present(data)
+    msg = str(err.value)
+    assert str(target) in msg and lookup(rel_npy).digests[0].hexdigest in msg and "Delete" in msg
+    assert REL not in msg
+
+
+def test_verify_present_skips_missing_files_and_rehashes_without_cache(tmp_path, raw_data):
+    data = tmp_path / "data"
+    fetch(REL, data, raw_data, allow_download=False, log=lambda m: None)
+    (data / fetch_mod.CACHE_NAME).write_text("{garbled")
+    assert fetch_mod.verify_present(data) == [REL]
+    assert fetch_mod.verify_present(tmp_path / "nothing-here") == []

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,13 +21,11 @@ WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "re
 def snakemake(args, cwd, env_extra=None, timeout=600):
     env = dict(os.environ)
     env.update(env_extra or {})
-    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, repo):
-    """A copy of the workflow (no results) in which runs cannot touch the developer's own outputs."""
-    wd = tmp_path_factory.mktemp("wf")
+def copy_workflow(repo, wd):
     for name in WORKFLOW_FILES:
         src = repo / name
         if src.is_dir():
@@ -34,6 +33,12 @@ def workdir(tmp_path_factory, repo):
         elif src.exists():
             shutil.copy(src, wd / name)
     return wd
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, repo):
+    """A copy of the workflow (no results) in which runs cannot touch the developer's own outputs."""
+    return copy_workflow(repo, tmp_path_factory.mktemp("wf"))
 
 
 @pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
@@ -108,22 +113,106 @@ def test_bad_group_parameter_is_named(workdir):
     assert r.returncode != 0 and f"{group}.no_such_key" in r.stderr + r.stdout
 
 
+@pytest.mark.parametrize(
+    "config_args, fragment",
+    [
+        (["p2_dynamics={sgd_lr: nan}"], "p2_dynamics.sgd_lr"),
+        (["p1_images={gd_lr: inf}"], "p1_images.gd_lr"),
+        (["p2_theory={v_reg: 1e999}"], "p2_theory.v_reg"),
+        (["p2_dynamics={trec_repetitions: 2.5}"], "p2_dynamics.trec_repetitions"),
+        (["p2_dynamics={sgd_d: 1e10}"], "p2_dynamics.sgd_d"),
+        (["p2_dynamics={sgd_test_every: 100000}"], "p2_dynamics.sgd_epochs"),
+        (["p1_hmc={sampled_widths: [20]}"], "p1_hmc.sampled_widths"),
+    ],
+)
+def test_non_finite_fractional_absurd_or_inconsistent_values_fail_before_any_job(workdir, config_args, fragment):
+    r = snakemake(["-n", "--config", *config_args], workdir)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert "Invalid configuration" in out and fragment in out, out[-2000:]
+
+
+def test_whole_float_integer_is_accepted(workdir):
+    r = snakemake(["-n", "--config", "scale=smoke", "p2_dynamics={trec_repetitions: 2.0}"], workdir)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_changed_raw_file_is_caught_before_any_job(tmp_path, repo, raw_data):
+    """A raw file corrupted after it was fetched and verified stops the next run before a consumer job starts."""
+    from smattn.data.registry import lookup
+
+    (tmp_path / "wf").mkdir()
+    wd = copy_workflow(repo, tmp_path / "wf")
+    data = tmp_path / "data"
+    rel = "reference/spoc/AMP_BO_2w_d1000_alpha1.2_samples1_seed1.npy"  # read by rule p2_fig2_left
+    cfg = ["--config", "scale=smoke", f"data_dir={data}"]
+    env = {"SMATTN_DATA_MIRROR": str(raw_data)}
+    r = snakemake(["--cores", "1", *cfg, "--", str(data / rel)], wd, env)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    target = data / rel
+    st = target.stat()
+    raw = bytearray(target.read_bytes())
+    raw[200] ^= 0x01  # one bit of the array's data; size and modification time unchanged
+    target.write_bytes(bytes(raw))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    for args in (["--cores", "1", *cfg, "--", str(data / rel)],  # was: "Nothing to be done"
+                 ["--cores", "1", *cfg, "--", "figures/p2/fig2_left_gamp.png"]):  # a consumer of the file
+        r = snakemake(args, wd, env, timeout=300)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0, out[-3000:]
+        assert "Raw data check failed" in out and str(target) in out, out[-3000:]
+        assert lookup(rel).digests[0].hexdigest in out  # the expected checksum
+    assert not (wd / "results").exists() and not (wd / "figures").exists()  # no job ran
+    target.unlink()  # the documented remedy: delete it, the next run fetches it again
+    r = snakemake(["--cores", "1", *cfg, "--", str(data / rel)], wd, env)
+    assert r.returncode == 0 and target.read_bytes() == (raw_data / rel).read_bytes()
+
+
+def planned_figures(wd, scale="smoke"):
+    """The figure PNGs of the default target, as the workflow's own DAG lists them (``snakemake --summary``)."""
+    r = snakemake(["--summary", "--config", f"scale={scale}"], wd)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert rows and rows[0][0] == "output_file", r.stdout[:500]
+    return sorted(row[0] for row in rows[1:] if row[0].startswith("figures/") and row[0].endswith(".png"))
+
+
+def test_every_planned_figure_has_a_caption(workdir):
+    """The target list the end-to-end test checks against is not empty: one PNG per figure caption of the report."""
+    figures = planned_figures(workdir)
+    captions = [p for p in (workdir / "report").glob("*.rst") if p.name != "claims.rst"]
+    assert len(figures) == len(set(figures)) == len(captions) > 0, (figures, captions)
+
+
 @pytest.mark.e2e
 def test_smoke_run_end_to_end(workdir, raw_data):
     """The whole smoke-scale workflow: every figure, the ledger, the claims table, and the report."""
+    from smattn.ledger import load_claims
+
     env = {"SMATTN_DATA_MIRROR": str(raw_data)}
+    expected = planned_figures(workdir)
+    assert expected
     r = snakemake(["--cores", "2", "--config", "scale=smoke"], workdir, env, timeout=3000)
     assert r.returncode == 0, (r.stdout[-4000:], r.stderr[-4000:])
     ledger = json.loads((workdir / "results/metrics.json").read_text())
-    assert all(isinstance(v, float) for v in ledger.values())
-    figures = sorted((workdir / "figures").rglob("*.png"))
-    for png in figures:
+    assert ledger and all(isinstance(v, float) and math.isfinite(v) for v in ledger.values())
+    claims = load_claims(sorted((workdir / "claims").glob("*.yaml")))
+    assert claims
+    for c in claims:  # every claim's metric was written by some rule
+        for key in ([c["check"]["left"], c["check"]["right"]] if c["kind"] == "compare" else [c["id"]]):
+            assert key in ledger, f"{c['source']}: {c['claim']!r} names {key!r}, missing from the ledger"
+    figures = sorted(str(p.relative_to(workdir)) for p in (workdir / "figures").rglob("*.png"))
+    assert figures == expected  # exactly the workflow's own figure list, nothing missing, nothing extra
+    for png in (workdir / f for f in figures):
         assert png.with_suffix(".pdf").exists(), png
         assert png.stat().st_size > 5000, png
     summary = json.loads((workdir / "results/data/summary.json").read_text())
     assert summary["omniglot"]["classes"] == {"train": 1028, "val": 172, "test": 423}
     # verdicts are findings shown in the report, not test failures; the table itself must be complete
-    assert (workdir / "results/claims.csv").read_text().startswith("claim,id,paper,ours,status,explanation")
+    with open(workdir / "results/claims.csv", newline="", encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    assert list(table[0]) == ["claim", "id", "paper", "ours", "status", "explanation"]
+    assert len(table) == len(claims) and all(row["ours"] for row in table)
     r = snakemake(["--report", "report.html", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0, r.stderr[-3000:]
     html = (workdir / "report.html").read_text(errors="replace")

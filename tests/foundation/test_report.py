@@ -1,0 +1,87 @@
+"""The report as a reader sees it: every caption is valid reStructuredText (no docutils warning or error), and
+the claims page loads in a real (headless) browser with its table inside the window."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from smattn.ledger import claims_html, evaluate_claims, load_claims
+
+REPO = Path(__file__).resolve().parents[2]
+CAPTIONS = sorted((REPO / "report").glob("*.rst"))
+
+
+def referenced_metrics(claims: list[dict]) -> list[str]:
+    """Every metric id the claims name (``id``, or ``check.left`` / ``check.right`` of a comparison)."""
+    ids = []
+    for c in claims:
+        ids += [c["check"]["left"], c["check"]["right"]] if c["kind"] == "compare" else [c["id"]]
+    return ids
+
+
+def test_there_are_captions():
+    assert len(CAPTIONS) >= 10
+
+
+@pytest.mark.parametrize("path", CAPTIONS, ids=lambda p: p.name)
+def test_caption_renders_without_docutils_messages(path):
+    """Rendered the way ``snakemake --report`` does (Jinja, then docutils to HTML), failing on any warning."""
+    from docutils.core import publish_parts
+    from docutils.utils import SystemMessage
+    from jinja2 import Environment
+
+    text = Environment().from_string(path.read_text(encoding="utf-8")).render(snakemake=None, categories={}, files={})
+    stream = io.StringIO()
+    try:
+        publish_parts(text, writer="html",
+                      settings_overrides={"halt_level": 2, "report_level": 1, "warning_stream": stream})
+    except SystemMessage as exc:
+        pytest.fail(f"{path.name}: {exc}")
+    assert "ERROR" not in stream.getvalue() and "WARNING" not in stream.getvalue(), stream.getvalue()
+
+
+def _claims_page(tmp_path: Path) -> Path:
+    """The claims page of every claim in claims/*.yaml (each metric set to a dummy value of a realistic width)."""
+    claims = load_claims(sorted((REPO / "claims").glob("*.yaml")))
+    metrics = {k: 0.123456789 for k in referenced_metrics(claims)}
+    rows = evaluate_claims(claims, metrics)
+    page = tmp_path / "claims.html"
+    # a probe records, after layout, whether anything is wider than the window (for the browser test below)
+    probe = ("<script>window.addEventListener('load',()=>{const w=document.documentElement.clientWidth;"
+             "const t=document.querySelector('table').getBoundingClientRect();"
+             "document.body.setAttribute('data-fit',String(t.right<=w+1&&document.documentElement.scrollWidth<=w+1));"
+             "document.body.setAttribute('data-rows',String(document.querySelectorAll('tr').length));});</script>")
+    page.write_text(claims_html(rows, "smoke").replace("</body>", probe + "</body>"), encoding="utf-8")
+    return page, len(rows)
+
+
+def test_claims_table_wraps_its_cells():
+    html = claims_html([{"claim": "c", "id": "a.very.long.metric.id[without=spaces]" * 5, "paper": "", "ours": "1",
+                         "status": "info", "explanation": "x " * 200}], "smoke")
+    assert "table-layout:fixed" in html and "width:100%" in html and "overflow-wrap:anywhere" in html
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.mark.parametrize("width", [1024, 1400])
+def test_claims_page_fits_the_window_in_a_headless_browser(tmp_path, width):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium: install Debian's package (apt-get install -y chromium) to run the browser check")
+    page, n_rows = _claims_page(tmp_path)
+    r = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={width},900",
+         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = r.stdout
+    assert f'data-rows="{n_rows + 1}"' in dom, dom[:2000]  # header + one row per claim rendered
+    assert 'data-fit="true"' in dom, "the claims table is wider than the window"
