@@ -96,7 +96,8 @@ def test_batch_gradient_matches_autodiff_and_finite_differences():
     np.testing.assert_allclose(grad2, grad, rtol=1e-12, atol=1e-15)
 
 
-def test_fixed_teacher_and_student_match_spec():
+def test_fixed_teacher_and_student_are_the_authors_draws():
+    """Overlaps of the authors' seeded teacher and student draws at d = 500 (docs/p2_dynamics.md#sgd)."""
     W = sgd.teacher_weights(500).astype(np.float64)
     V0 = sgd.student_init(500).astype(np.float64)
     d = 500
