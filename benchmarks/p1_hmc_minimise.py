@@ -53,7 +53,8 @@ def main():
     print(f"Adam lr=0.1 from GP     N={a.N:g}: steps {ad.steps}, g_max {ad.g_max:.2e}, converged {ad.converged}, "
           f"first call {ad_cold:.2f} s (incl. compile), warm {ad_warm:.3f} s")
     print(f"speed-up (warm Adam / warm Newton): {ad_warm / np.median(warm):.1f}x; "
-          f"max |U_newton - U_adam| = {np.abs(r.U - ad.U).max():.2e}; action newton {r.action:.10f} adam {ad.action:.10f}")
+          f"max |U_newton - U_adam| = {np.abs(r.U - ad.U).max():.2e}; action newton {r.action:.10f}"
+          f" adam {ad.action:.10f}")
 
 
 if __name__ == "__main__":

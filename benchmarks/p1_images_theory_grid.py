@@ -20,10 +20,10 @@ from smattn.device import jax_setup
 jax_setup(x64=True)
 
 from smattn.p1.action import Architecture  # noqa: E402
-from smattn.p1.minimise_bfgs import minimise_action_bfgs  # noqa: E402
 from smattn.p1.images.theory_grid import attentioned_sets, run_grid  # noqa: E402
 from smattn.p1.kernels import PathGram  # noqa: E402
 from smattn.p1.minimise import ActionProblem, minimise_action_adam  # noqa: E402
+from smattn.p1.minimise_bfgs import minimise_action_bfgs  # noqa: E402
 
 WIDTHS = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
 TEMPS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5]
@@ -63,7 +63,7 @@ def main():
     ref = minimise_action_bfgs(prob)
     t_bfgs = time.perf_counter() - t0
     t0 = time.perf_counter()
-    adam_small = minimise_action_adam(prob, lr=a.adam_lr, max_steps=10)  # includes compilation
+    minimise_action_adam(prob, lr=a.adam_lr, max_steps=10)  # warm-up call, its time includes compilation
     t_compile = time.perf_counter() - t0
     t0 = time.perf_counter()
     adam = minimise_action_adam(prob, lr=a.adam_lr, max_steps=a.adam_steps)
@@ -75,8 +75,9 @@ def main():
           f"({per_step * 1e3:.1f} ms/step; first call incl. compile {t_compile:.1f} s), g_max {adam.g_max:.1e}, "
           f"converged {adam.converged}, action {adam.action:.10f}")
     if not adam.converged:
-        print(f"  PROJECTION (not measured): the reference's 50 000-step cap would take {50000 * per_step / 60:.1f} min "
-              f"for this one configuration, {100 * 50000 * per_step / 3600:.1f} h for the 100-configuration grid")
+        print(f"  PROJECTION (not measured): the reference's 50 000-step cap would take "
+              f"{50000 * per_step / 60:.1f} min for this one configuration, "
+              f"{100 * 50000 * per_step / 3600:.1f} h for the 100-configuration grid")
     print(f"ratio one-config time Adam({adam.steps} steps) / BFGS = {t_adam / t_bfgs:.1f}")
 
 

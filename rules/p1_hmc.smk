@@ -1,4 +1,4 @@
-# P1 (Tiberi et al. 2024), hidden-Markov-chain task (spec §4): theory, posterior samples, figures.
+# P1 (Tiberi et al. 2024), hidden-Markov-chain task (docs/p1_theory.md#hmc-task): theory, posterior samples, figures.
 #   Fig. 2c top     test accuracy vs N: renormalised theory, sampled network, three GP lines
 #   Fig. 2c bottom  order parameter U at N = 10, 100, 1000 (paths g, d, a1, a2)
 #   Fig. 2d         kernel PCs vs labels, GP and renormalised kernels (N = 10)
@@ -16,7 +16,7 @@ p1h_samples = lambda variant: [f"results/p1_hmc/samples_{variant}_N{int(n)}.json
 
 
 rule p1_hmc_theory:
-    """Theory of one HMC variant: GP accuracies and the minimised action at every width (spec §2, §4.3)."""
+    """Theory of one HMC variant: GP accuracies and the minimised action at every width."""
     output:
         theory="results/p1_hmc/theory_{variant}.json",
         kernels="results/p1_hmc/kernels_{variant}.npz",
@@ -42,7 +42,7 @@ rule p1_hmc_theory:
 
 
 rule p1_hmc_sample:
-    """NUTS posterior of one HMC variant at width N: sampled accuracy and order parameter (spec §3)."""
+    """NUTS posterior of one HMC variant at width N: sampled accuracy and order parameter."""
     output:
         samples="results/p1_hmc/samples_{variant}_N{N}.json",
     log:

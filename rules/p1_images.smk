@@ -1,5 +1,5 @@
-# P1 (Tiberi et al. 2024), one-shot in-context image classification (spec §5): Omniglot sequences, gradient-descent
-# transformer, Bayesian theory on its heads.
+# P1 (Tiberi et al. 2024), one-shot in-context image classification (docs/p1_images.md): Omniglot sequences,
+# gradient-descent transformer, Bayesian theory on its heads.
 #   Fig. 3b   accuracy vs N, L = 2, H = 4: theory at the selected T, sampled network, GP; ID Omniglot and OOD Fashion
 #   Fig. 3c   order parameter U (16 x 16): theory, sampled, gradient descent
 #   Fig. 3d   kernel PCs vs labels, GP and renormalised kernels
@@ -26,7 +26,7 @@ p1i_samples = lambda model: [f"results/p1_images/{model}/samples_N{int(n)}.json"
 
 
 rule p1_images_prepare:
-    """Omniglot (Vinyals split), MNIST and Fashion-MNIST classes 0/1 as 32x32 uint8 images (spec §5.1-5.2)."""
+    """Omniglot (Vinyals split), MNIST and Fashion-MNIST classes 0/1 as 32x32 uint8 images."""
     input:
         omniglot_background=P1I_OMNIGLOT[0],
         omniglot_evaluation=P1I_OMNIGLOT[1],
@@ -49,7 +49,7 @@ rule p1_images_prepare:
 
 
 rule p1_images_train:
-    """Adam training of one GD architecture on one-shot Omniglot tasks, best validation checkpoint (spec §5.3).
+    """Adam training of one GD architecture on one-shot Omniglot tasks, best validation checkpoint.
     Resumable: rerunning after an interruption continues from results/p1_images/{model}/train_state_<config hash>.pt."""
     input:
         store="results/p1_images/images32.npz",
@@ -91,7 +91,7 @@ rule p1_images_train:
 
 
 rule p1_images_export:
-    """GD accuracies (ID / MNIST / Fashion) and the export of heads, weights, U_GD and sequences (spec §5.4)."""
+    """GD accuracies (ID / MNIST / Fashion) and the export of heads, weights, U_GD and sequences."""
     input:
         model="results/p1_images/{model}/model.pt",
         store="results/p1_images/images32.npz",
@@ -123,7 +123,7 @@ rule p1_images_export:
 
 rule p1_images_theory:
     """Theory on the exported heads over the N x T grid; T selected per N on Omniglot test accuracy; GP line with its
-    own T search; kernel-label alignment (spec §5.5-5.6, §2.5)."""
+    own T search; kernel-label alignment."""
     input:
         export="results/p1_images/{model}/export.npz",
     output:
@@ -153,7 +153,7 @@ rule p1_images_theory:
 
 
 rule p1_images_sample:
-    """NUTS posterior at width N and the theory's selected T for that N (spec §3)."""
+    """NUTS posterior at width N and the theory's selected T for that N."""
     input:
         export="results/p1_images/{model}/export.npz",
         theory="results/p1_images/{model}/theory.npz",

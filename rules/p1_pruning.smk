@@ -1,4 +1,5 @@
-# P1 (Tiberi et al. 2024), head pruning guided by the theory's order parameter (spec §2.6, §6), no retraining:
+# P1 (Tiberi et al. 2024), head pruning guided by the theory's order parameter, no retraining
+# (docs/p1_images.md#pruning):
 #   Fig. 3e   normalised head scores vs single-head accuracy drop, L = 2, H = 4
 #   Fig. 3f   ID / OOD accuracy after pruning the k lowest-scoring heads (vs random orders and a diag(U) score)
 #   Fig. 7    the same two panels for L = 2, H = 8, G = G/2
@@ -9,7 +10,7 @@ P1P_MODELS = {"L2H4": P1P["theory_P"], "L2H8": P1P["theory_P_h8"]}
 
 
 rule p1_pruning_theory_U:
-    """Theory order parameter U of a GD model's heads at N = 10, T = 0.5 (spec §6), from its exported sequences."""
+    """Theory order parameter U of a GD model's heads at N = 10, T = 0.5, from its exported sequences."""
     input:
         export="results/p1_images/{model}/export.npz",
     output:

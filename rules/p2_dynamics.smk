@@ -9,7 +9,7 @@ P2D_GAMP_RUNS = list(range(P2D["gamp_runs"]))
 
 
 rule p2_gamp_run:
-    """One GAMP run (own teacher, data and initialisation) recording M^t and Q^t per iteration (spec §2.7)."""
+    """One GAMP run (own teacher, data and initialisation) recording M^t and Q^t per iteration."""
     output:
         run="results/p2_dynamics/gamp/run{run}.npz",
     log:
@@ -59,7 +59,7 @@ rule p2_fig2_left:
 
 
 rule p2_sgd_train:
-    """SGD on the two-layer attention target: all runs in one batched JAX program (spec §6.1)."""
+    """SGD on the two-layer attention target: all runs in one batched JAX program."""
     output:
         runs="results/p2_dynamics/sgd_runs.npz",
     log:
@@ -116,7 +116,7 @@ rule p2_fig2_right:
 
 
 rule p2_trec_run:
-    """One repetition of the TREC experiment: split, train with AdamW, record S_l(t) (spec §7)."""
+    """One repetition of the TREC experiment: split, train with AdamW, record S_l(t)."""
     input:
         train=raw("trec/train_5500.label"),
         vocab=raw("bert-base-uncased/vocab.txt"),

@@ -1,4 +1,5 @@
-"""P1 Fig. 2c: top, test accuracy vs width (theory, sampled, three GP lines); bottom, U heatmaps in order g, d, a1, a2."""
+"""P1 Fig. 2c: top, test accuracy vs width (theory, sampled, three GP lines); bottom, U heatmaps in order g, d, a1,
+a2."""
 
 import json
 
@@ -49,7 +50,7 @@ def main(io):
     fig, axes = plt.subplots(1, len(wanted), figsize=(3.4 * len(wanted), 2.9), layout="constrained")
     axes = np.atleast_1d(axes)
     csv_rows = []
-    for ax, r in zip(axes, wanted):
+    for ax, r in zip(axes, wanted, strict=True):
         U = np.asarray(r["U"])[np.ix_(ORDER, ORDER)]
         m = np.abs(U).max()
         im = ax.imshow(U, cmap="RdBu", vmin=-m, vmax=m)

@@ -23,7 +23,7 @@ def main(io):
     panels += [("GP kernel", k["K_gp"]), (f"renormalised kernel (N = {float(k['N']):g})", k["K_rn"])]
     fig, axes = plt.subplots(2, 3, figsize=(10.5, 6.5), layout="constrained")
     rows = []
-    for ax, (title, M) in zip(axes.ravel(), panels):
+    for ax, (title, M) in zip(axes.ravel(), panels, strict=True):
         sub = M[np.ix_(SEL, SEL)]
         im = ax.imshow(sub, cmap="viridis")
         ax.set_title(title, fontsize=9)

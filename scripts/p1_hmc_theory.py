@@ -1,4 +1,5 @@
-"""P1 HMC task: theory runs of one model variant (spec §4.3) -- GP accuracy and the renormalised theory at every width.
+"""P1 HMC task: theory runs of one model variant (docs/p1_theory.md#hmc-task) -- GP accuracy and the renormalised
+theory at every width.
 
 Output JSON: per width N the converged order parameters U^(1), U^(2), u, test accuracy, steps, g_max, converged flag,
 seconds; the GP accuracy; for the 'all' variant also the GP accuracies of the good and good+denoising sub-networks.
@@ -60,8 +61,8 @@ def main(io):
         t0 = time.perf_counter()
         res = minimise_action(prob, tol=float(p.tol))
         if not res.converged or min(res.min_eig) <= 0:
-            raise RuntimeError(f"{variant} N={N:g}: minimisation not converged (steps {res.steps}, g_max {res.g_max:.3g},"
-                               f" min eig {min(res.min_eig):.3g}); no result written")
+            raise RuntimeError(f"{variant} N={N:g}: minimisation not converged (steps {res.steps},"
+                               f" g_max {res.g_max:.3g}, min eig {min(res.min_eig):.3g}); no result written")
         acc = accuracy(predictor(res.U, xi, train.y, xt, T), test.y)
         runs.append({"N": N, "U": res.Us[0].tolist(), "U2": res.Us[1].tolist(), "u": res.u, "acc": acc,
                      **res.summary(), "wall_seconds": time.perf_counter() - t0})

@@ -1,5 +1,6 @@
 """P1 image task: evaluate the selected GD model (ID Omniglot test tasks, MNIST and Fashion-MNIST 0-vs-1) and export
-its fixed query/key weights, value/readout weights, U_GD and the balanced sequence sets for the theory (spec §5.4)."""
+its fixed query/key weights, value/readout weights, U_GD and the balanced sequence sets for the theory
+(docs/p1_images.md#export)."""
 
 import numpy as np
 

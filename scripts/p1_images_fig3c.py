@@ -2,8 +2,8 @@
 its selected temperature, of the sampled network (NUTS, same N and T) and of the GD-trained network (U_GD = W W^T,
 unnormalised). Diverging colour map with symmetric limits per panel (magnitudes are not comparable across panels)."""
 
-import json
 import itertools
+import json
 
 import numpy as np
 
@@ -33,7 +33,7 @@ def main(io):
     labels = [",".join(str(h + 1) for h in path) for path in itertools.product(range(H), repeat=L)]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.4))
     rows = []
-    for ax, (title, U) in zip(axes, panels):
+    for ax, (title, U) in zip(axes, panels, strict=True):
         lim = float(np.abs(U).max())
         im = ax.imshow(U, cmap="RdBu_r", vmin=-lim, vmax=lim)
         ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)

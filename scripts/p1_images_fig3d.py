@@ -22,7 +22,7 @@ def main(io):
                        f"renormalised (N = {float(th['alignment_N']):g}, T = {float(th['alignment_T']):g})")
     fig.tight_layout()
     save_figure(fig, io.output.png, io.output.pdf)
-    write_csv(io.output.csv, ["k", "overlap_renormalised", "overlap_gp"], zip(k, rn, gp))
+    write_csv(io.output.csv, ["k", "overlap_renormalised", "overlap_gp"], zip(k, rn, gp, strict=True))
     write_metrics(io.output.metrics, {"p1.img.alignment_max_overlap[kernel=gp]": float(gp.max()),
                                       "p1.img.alignment_max_overlap[kernel=renormalised]": float(rn.max())})
 

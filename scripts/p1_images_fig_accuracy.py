@@ -29,7 +29,7 @@ def main(io):
     widths, T_sel = th["widths"], th["T_selected"]
     rows = []
     fig, axes = plt.subplots(1, len(sets), figsize=(4.2 * len(sets), 3.6), squeeze=False)
-    for ax, s in zip(axes[0], sets):
+    for ax, s in zip(axes[0], sets, strict=True):
         acc = th[f"acc_selected_{s}"]
         ax.plot(widths, 100 * acc, "-x", color="tab:blue", label="theory (renormalised)")
         gp_acc = float(th[f"gp_acc_selected_{s}"])
@@ -46,7 +46,7 @@ def main(io):
             j = list(th["temperatures"]).index(T_sel[i])
             rows.append(["theory", s, N, T_sel[i], acc[i], int(th["steps"][i, j]), th["g_max"][i, j],
                          bool(th["converged"][i, j])])
-        for T, a in zip(th["gp_temperatures"], th[f"gp_acc_{s}"]):
+        for T, a in zip(th["gp_temperatures"], th[f"gp_acc_{s}"], strict=True):
             rows.append(["gp_scan", s, "", T, a, "", "", ""])
         rows.append(["gp_selected", s, "", float(th["gp_T_selected"]), gp_acc, "", "", ""])
         for d in samples:

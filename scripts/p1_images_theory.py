@@ -1,4 +1,4 @@
-"""P1 image task: the Bayesian theory on the exported heads of one GD model (spec §5.5-5.6, §2.5).
+"""P1 image task: the Bayesian theory on the exported heads of one GD model (docs/p1_images.md#theory-grid).
 
 Every (N, T) of the grid is minimised to g_max < tol (asserted); per N the T with the best Omniglot *test* accuracy is
 selected (the authors' rule: test-set selection); the GP line (U = 1) has its own T search; the kernel-task alignment
@@ -44,7 +44,10 @@ def main(io):
     ov_rn = pc_overlaps(kernel_U(U_small, xi["train"]), y, k)
     nN, nT = len(widths), len(temps)
     grid = {s: np.array([[r["acc"][s] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)]) for s in TEST_SETS}
-    summ = lambda key: np.array([[r["summary"][key] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)])
+
+    def summ(key):
+        return np.array([[r["summary"][key] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)])
+
     arrays = {
         "widths": np.array(widths), "temperatures": np.array(temps),
         "U": np.array([[r["U"] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)]),

@@ -40,7 +40,8 @@ def cumulative_panel(ax, r):
     k = np.array(c["k"])
     for s, colour, lab in (("omniglot", "tab:blue", "ID (Omniglot)"), ("fashion", "tab:orange", "OOD (Fashion-MNIST)")):
         ax.plot(k, [100 * a[s] for a in c["theory"]], "o-", color=colour, label=f"{lab}, theory order")
-        ax.plot(k, [100 * a[s] for a in c["diagonal"]], "s:", color=colour, ms=4, alpha=0.8, label=f"{lab}, diag(U) order")
+        ax.plot(k, [100 * a[s] for a in c["diagonal"]], "s:", color=colour, ms=4, alpha=0.8,
+                label=f"{lab}, diag(U) order")
         mu, sd = 100 * np.array(c["random_mean"][s]), 100 * np.array(c["random_std"][s])
         ax.plot(k, mu, "--", color=colour, lw=1)
         ax.fill_between(k, mu - sd, mu + sd, color=colour, alpha=0.15,
@@ -63,7 +64,7 @@ def main(io):
     from smattn.io import read_json, save_figure, write_csv
 
     scale = io.params.scale
-    for key, out in (("small", "fig3"), ("large", "fig7")):
+    for key in ("small", "large"):
         r = read_json(getattr(io.input, key))
         if key == "small":
             fig, ax = plt.subplots(figsize=(5.2, 3.4))
@@ -71,7 +72,7 @@ def main(io):
             save_figure(fig, io.output.fig3e_png, io.output.fig3e_pdf)
             plt.close(fig)
             write_csv(io.output.fig3e_csv, ["head", "score", "score_diagonal", "drop_points"],
-                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)])
+                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops, strict=True)])
             fig, ax = plt.subplots(figsize=(5.2, 3.8))
             cumulative_panel(ax, r)
             save_figure(fig, io.output.fig3f_png, io.output.fig3f_pdf)
@@ -86,7 +87,7 @@ def main(io):
             plt.close(fig)
             cumulative_csv = io.output.fig7_csv
             write_csv(io.output.fig7_scores_csv, ["head", "score", "score_diagonal", "drop_points"],
-                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)])
+                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops, strict=True)])
         c = r["cumulative"]
         write_csv(cumulative_csv,
                   ["k", "pruned", "params_removed_fraction"]

@@ -1,5 +1,6 @@
-"""P1 pruning: the theory's order parameter U of one GD model's heads at width N and temperature T (spec §6:
-N = 10, T = 0.5), from the exported training sequences; refuses to write an unconverged or non-PD result."""
+"""P1 pruning: the theory's order parameter U of one GD model's heads at width N and temperature T
+(docs/p1_images.md#pruning: N = 10, T = 0.5), from the exported training sequences; refuses to write an unconverged
+or non-PD result."""
 
 import numpy as np
 

@@ -48,7 +48,8 @@ def main(io):
     ax.set_ylabel(r"$\mathcal{C}_k = m_k/\sqrt{q_k}$ (sign-corrected)")
     ax.set_ylim(-0.05, max(1.05, float(np.nanmax(C)) + 0.05) + 0.22)
     cfg = json.loads(str(z["config"]))
-    ax.set_title(f"SGD: d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[1]} runs, {cfg['epochs']} epochs", fontsize=9)
+    ax.set_title(f"SGD: d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[1]} runs, {cfg['epochs']} epochs",
+                 fontsize=9)
     ax.legend(fontsize=6.5, loc="upper left", frameon=False, ncol=2)
     fig.tight_layout()
     save_figure(fig, io.output.png, io.output.pdf)

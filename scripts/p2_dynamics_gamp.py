@@ -1,5 +1,5 @@
-"""P2 Fig. 2 left, step 1: one GAMP run on the two-layer attention target (spec §2.7, §6.2), recording the
-overlaps M^t = W_hat^t W^T / d and Q^t = W_hat^t W_hat^t^T / d after every iteration.
+"""P2 Fig. 2 left, step 1: one GAMP run on the two-layer attention target (docs/p2_dynamics.md#gamp-iterations),
+recording the overlaps M^t = W_hat^t W^T / d and Q^t = W_hat^t W_hat^t^T / d after every iteration.
 
 Output ``run``: NPZ with M, Q (iters, 2, 2), test_error, delta, min_ess (iters,), teacher_sq_norm (2,), wall_s and
 the configuration as JSON.

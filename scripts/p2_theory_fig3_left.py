@@ -36,7 +36,7 @@ def main(io):
     t_se = time.time() - t0
     q = np.array([np.diag(Q) for Q in sw["Q"]])
     full, last = [], []
-    for i, a in enumerate(alphas):
+    for i in range(len(alphas)):
         full.append(plugin_error(np.diag(q[i]), P.skip_c, n_samples=P.error_samples, seed=P.seed + i))
         last.append(plugin_error(np.diag([0.0, 0.0, q[i, 2]]), P.skip_c, n_samples=P.error_samples,
                                  seed=P.seed + i))

@@ -21,7 +21,7 @@ def main(io):
     print(f"SE curve: {len(alphas)} alphas in {t_se:.1f} s; alpha_last={r['alpha_last']:.4f} "
           f"alpha_first={r['alpha_first']:.4f}; non-converged points: {int(np.sum(~r['converged']))}")
     errs = {k: [] for k in ("bo", "bo_se", "plugin", "plugin_se", "one_layer", "one_layer_se")}
-    for i, a in enumerate(alphas):
+    for i in range(len(alphas)):
         Q = np.diag([r["q11"][i], r["q22"][i]])
         for key, val in (("bo", bo_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),
                          ("plugin", plugin_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),

@@ -22,7 +22,7 @@ RAW = {"d": {"smoke": 10, "laptop": 100, "paper": 1000}, "lr": 0.1, "alphas": [0
 
 
 def test_per_scale_values_are_picked():
-    for scale, d in zip(SCALES, (10, 100, 1000)):
+    for scale, d in zip(SCALES, (10, 100, 1000), strict=True):
         res = resolve_group(RAW, GROUP_SCHEMA, "g", scale)
         assert res == {"d": d, "lr": 0.1, "alphas": [0.5, 1], "mask": False}
 

@@ -6,14 +6,14 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 
 from smattn.device import jax_setup
 
-jax_setup(x64=True)
+jax_setup(x64=True)  # after XLA_FLAGS and before the imports below (float64 before any JAX array exists)
 
-import numpy as np
-import pytest
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
-from smattn.p1.action import Architecture
-from smattn.p1.kernels import PathGram
-from smattn.p1.minimise import ActionProblem
+from smattn.p1.action import Architecture  # noqa: E402
+from smattn.p1.kernels import PathGram  # noqa: E402
+from smattn.p1.minimise import ActionProblem  # noqa: E402
 
 
 def _make_problem(heads, N, T=0.05, P=16, D=5, seed=0, correlated=False):

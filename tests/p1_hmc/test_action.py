@@ -1,4 +1,4 @@
-"""Action, GP point, gradients and the minimiser (spec §2.2-2.3)."""
+"""Action, GP point, gradients and the minimiser (docs/p1_theory.md#action, #minimisers)."""
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +26,7 @@ def test_gp_point_is_stationary_and_entropy_identity(heads):
     assert float(readout_scalar(jnp.trace(Us[-1]), arch)) == pytest.approx(1.0, abs=1e-14)
     S = float(jax.jit(lambda U: entropy(U, arch))(Us))
     assert S / 50.0 == pytest.approx(gp_entropy_per_width(heads), rel=1e-12)
-    # explicit values quoted in the spec: 7 for H=(2,2), 4 for (2,1), 3 for (1,1)
+    # the closed form 1 + sum_l prod_{m>=l} H_m by hand: 7 for H=(2,2), 4 for (2,1), 3 for (1,1)
     assert gp_entropy_per_width((2, 2)) == 7 and gp_entropy_per_width((2, 1)) == 4 and gp_entropy_per_width((1, 1)) == 3
     grads = jax.jit(jax.grad(lambda Ms: entropy([(M + M.T) / 2 for M in Ms], arch)))(Us)
     for g in grads:
@@ -79,7 +79,7 @@ def test_action_gradient_matches_finite_differences(make_problem, random_pd):
 
 
 def test_energy_gradient_closed_form(make_problem, random_pd):
-    """dE/dU_{pi pi'} = <Xi_pi Xi_pi'^T, (K+T)^-1 - alpha alpha^T> (spec §8)."""
+    """dE/dU_{pi pi'} = <Xi_pi Xi_pi'^T, (K+T)^-1 - alpha alpha^T> (docs/p1_theory.md#minimisers)."""
     prob, xi = make_problem((2, 2), 20.0, seed=5)
     from smattn.p1.action import energy
 

@@ -1,11 +1,17 @@
-"""Attention paths, attentioned inputs and the network forward pass (spec §1)."""
+"""Attention paths, attentioned inputs and the network forward pass (docs/p1_theory.md#network-and-attention-paths)."""
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from smattn.p1.attention import (attention_qk, attention_w, attentioned_inputs, layer_attention, path_attention,
-                                 readout_vector)
+from smattn.p1.attention import (
+    attention_qk,
+    attention_w,
+    attentioned_inputs,
+    layer_attention,
+    path_attention,
+    readout_vector,
+)
 from smattn.p1.kernels import kernel_U
 from smattn.p1.network import effective_weights, forward_layers, forward_paths, order_parameter_sample
 
@@ -75,7 +81,8 @@ def test_path_order_lowest_head_slowest():
 
 
 def test_prior_average_of_weight_gram_is_identity_and_gives_gp_kernel():
-    """Under the prior E[w w^T / N_0] = 1, so E[f f'] = K_GP = sum_pi xi_pi . xi_pi (spec §2.1, §3.3)."""
+    """Under the prior E[w w^T / N_0] = 1, so E[f f'] = K_GP = sum_pi xi_pi . xi_pi
+    (docs/p1_theory.md#order-parameter-and-kernels)."""
     rng = np.random.default_rng(4)
     heads, N, D = (2, 2), [40, 40, 40], 3
     acc = np.zeros((4, 4))

@@ -1,4 +1,4 @@
-"""The HMC task generator and its fixed heads (spec §4, Appendix A)."""
+"""The HMC task generator and its fixed heads (P1 App. G; docs/p1_theory.md#hmc-task)."""
 
 import numpy as np
 import pytest
@@ -92,7 +92,7 @@ def test_random_heads_are_seeded_and_blockwise():
 
 
 def test_gp_accuracy_order_on_reference_instance():
-    """GP(all paths) < GP(good) < GP(good + denoising), the ordering of Fig. 2c (spec §7)."""
+    """GP(all paths) < GP(good) < GP(good + denoising), the ordering of P1 Fig. 2c."""
     tr = H.generate_hmc(100, H.SEED_TRAIN)
     te = H.generate_hmc(400, H.SEED_TEST)
     acc = {}

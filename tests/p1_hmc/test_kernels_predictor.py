@@ -1,4 +1,5 @@
-"""Kernels, predictor, alignment and head scores (spec §2.1, 2.4-2.6)."""
+"""Kernels, predictor, alignment and head scores (docs/p1_theory.md#order-parameter-and-kernels,
+#predictor-and-alignment)."""
 
 import numpy as np
 import pytest

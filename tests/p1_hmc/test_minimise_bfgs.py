@@ -7,13 +7,13 @@ import pytest
 
 from smattn.device import jax_setup
 
-jax_setup(x64=True)
+jax_setup(x64=True)  # before the imports below: float64 must be on before any JAX array exists
 
-import jax
-import jax.numpy as jnp
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 
-from smattn.p1.action import Architecture, action
-from smattn.p1.minimise_bfgs import ImageAction, minimise_action_bfgs
+from smattn.p1.action import Architecture, action  # noqa: E402
+from smattn.p1.minimise_bfgs import ImageAction, minimise_action_bfgs  # noqa: E402
 
 
 def _kw():  # the problem size of these tests: correlated paths (off-diagonal U entries matter)
@@ -28,11 +28,14 @@ def test_analytic_gradient_matches_autodiff(heads, make_problem, random_pd):
     Us = [random_pd(n, rng, scale=np.sqrt(0.3 / n)) for n in sizes]
     S, grads, _ = ImageAction(prob).value_grad(Us)
     a = prob.arch
-    f = lambda Us_: action(Us_, a, jnp.asarray(prob.gram.G), prob.gram.iu, jnp.asarray(prob.y), prob.temperature)
+
+    def f(Us_):
+        return action(Us_, a, jnp.asarray(prob.gram.G), prob.gram.iu, jnp.asarray(prob.y), prob.temperature)
+
     S_ref, g_ref = jax.jit(jax.value_and_grad(lambda Ms: f([(M + M.T) / 2 for M in Ms])))(
         [jnp.asarray(U) for U in Us])
     assert np.isclose(S, S_ref, rtol=1e-12)
-    for g, gr in zip(grads, g_ref):
+    for g, gr in zip(grads, g_ref, strict=True):
         assert np.allclose(g, np.asarray(gr), rtol=1e-9, atol=1e-12)
 
 
@@ -82,7 +85,7 @@ def test_numpy_entropy_matches_the_engine_at_unequal_widths(random_pd):
     S_ref, g_ref = jax.jit(jax.value_and_grad(lambda Ms: entropy([(M + M.T) / 2 for M in Ms], arch)))(
         [jnp.asarray(U) for U in Us])
     assert np.isclose(S, float(S_ref), rtol=1e-12)
-    for g, gr in zip(grads, g_ref):
+    for g, gr in zip(grads, g_ref, strict=True):
         assert np.allclose((g + g.T) / 2, np.asarray(gr), rtol=1e-9, atol=1e-12)
 
 
@@ -99,7 +102,8 @@ def test_bfgs_agrees_with_scipy_bfgs_to_the_tolerance(make_problem):
     sizes = [U.shape[0] for U in ours.Us]
 
     def split(m):
-        return [m[a:a + n * n].reshape(n, n) for a, n in zip(np.cumsum([0, *[k * k for k in sizes[:-1]]]), sizes)]
+        starts = np.cumsum([0, *[k * k for k in sizes[:-1]]])
+        return [m[a:a + n * n].reshape(n, n) for a, n in zip(starts, sizes, strict=True)]
 
     def fun(m):
         S, grads, _ = act.value_grad([(M + M.T) / 2 for M in split(m)])
@@ -110,6 +114,6 @@ def test_bfgs_agrees_with_scipy_bfgs_to_the_tolerance(make_problem):
     m0 = np.concatenate([np.eye(n).ravel() for n in sizes])
     r = minimize(fun, m0, jac=True, method="BFGS", options={"gtol": tol, "norm": np.inf, "maxiter": 2000})
     assert ours.converged and r.success
-    for U, M in zip(ours.Us, split(r.x)):
+    for U, M in zip(ours.Us, split(r.x), strict=True):
         np.testing.assert_allclose(U, (M + M.T) / 2, atol=1e2 * tol)
     assert ours.action == pytest.approx(r.fun, rel=1e-12)

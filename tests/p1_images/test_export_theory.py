@@ -1,5 +1,5 @@
-"""Export of a GD model to the theory (spec §5.4) and the theory grid with temperature selection (spec §5.5-5.6),
-end to end on a tiny synthetic image store."""
+"""Export of a GD model to the theory (docs/p1_images.md#export) and the theory grid with temperature selection
+(docs/p1_images.md#theory-grid), end to end on a tiny synthetic image store."""
 
 from __future__ import annotations
 
@@ -13,8 +13,13 @@ jax_setup(x64=True)
 
 from smattn.p1.images.export import export_for_theory, gd_accuracies  # noqa: E402
 from smattn.p1.images.model import AttentionPathsTransformer  # noqa: E402
-from smattn.p1.images.theory_grid import (attentioned_sets, gp_line, run_grid,  # noqa: E402
-                                          select_temperature, set_accuracies)
+from smattn.p1.images.theory_grid import (  # noqa: E402
+    attentioned_sets,
+    gp_line,
+    run_grid,
+    select_temperature,
+    set_accuracies,
+)
 
 
 def _store():

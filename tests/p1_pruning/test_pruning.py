@@ -1,4 +1,4 @@
-"""Head scores and pruning (P1 spec §2.6, §6)."""
+"""Head scores and pruning (docs/p1_images.md#pruning)."""
 
 import numpy as np
 import pytest
@@ -81,7 +81,7 @@ def test_all_but_one_head_equals_the_single_head_network(data):
 
 def test_params_removed_fraction():
     model = AttentionPathsTransformer(2, 4, 512, 128, token_dim=192)
-    assert model.n_trainable() == 2_589_184  # spec §5.3
+    assert model.n_trainable() == 2_589_184  # W_in 512x192, 8 heads x (W_V 512x512, W_Q and W_K 128x192), w_out 512
     assert params_removed_fraction(model, [(1, 1), (1, 3)]) == pytest.approx(2 * 311_296 / 2_589_184)
 
 
@@ -122,7 +122,7 @@ def test_evaluate_pruning_matches_forward_passes_of_the_pruned_network(data):
     for h in ev.order:  # one tie may flip between the path sum (float64) and the float32 forward pass
         fwd = pruned_accuracies(model, sets, [h], _predict)
         assert all(abs(ev.single[h][s] - fwd[s]) <= 1.5 / 32 for s in sets)
-    for pruned, acc in zip(ev.steps, ev.theory):
+    for pruned, acc in zip(ev.steps, ev.theory, strict=True):
         fwd = pruned_accuracies(model, sets, pruned, _predict)
         assert all(abs(acc[s] - fwd[s]) <= 1.5 / 32 for s in sets)
     gain = ev.gain_over_random("theory")

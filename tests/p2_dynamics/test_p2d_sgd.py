@@ -17,7 +17,7 @@ from smattn.p2.dynamics import sgd  # noqa: E402
 
 
 def _reference_output(x_seq, v, skip):
-    """Independent forward: explicit 2x2 row-softmax matrices, spec §1.2 (X^(1) = (cI + S1) X, f = S2)."""
+    """Independent forward: explicit 2x2 row-softmax matrices, P2 Eq. 2 (X^(1) = (cI + S1) X, f = S2)."""
     d = x_seq.shape[-1]
     h1 = x_seq @ v[0] / jnp.sqrt(d)  # (2,)
     S1 = jax.nn.softmax(jnp.outer(h1, h1), axis=-1)
@@ -96,7 +96,8 @@ def test_batch_gradient_matches_autodiff_and_finite_differences():
     np.testing.assert_allclose(grad2, grad, rtol=1e-12, atol=1e-15)
 
 
-def test_fixed_teacher_and_student_match_spec():
+def test_fixed_teacher_and_student_are_the_authors_draws():
+    """Overlaps of the authors' seeded teacher and student draws at d = 500 (docs/p2_dynamics.md#sgd)."""
     W = sgd.teacher_weights(500).astype(np.float64)
     V0 = sgd.student_init(500).astype(np.float64)
     d = 500
@@ -183,7 +184,7 @@ def test_bad_config_is_rejected(kw, msg):
 
 
 def test_metrics_reproduce_the_published_trace_crossings(raw_data):
-    """Spec §6.1: the mean of the published sign-corrected traces reaches 50% of its plateau at records 82 (C_2)
+    """The mean of the published sign-corrected traces reaches 50% of its plateau at records 82 (C_2)
     and 1442 (C_1); final C_2 0.9756-0.9761 per run."""
     ref = raw_data / "reference" / "spoc"
     C1 = trajectories.sign_corrected(np.load(ref / "C1_random.npy"))

@@ -32,7 +32,7 @@ def test_model_forward_shapes_and_init():
     # same generator seed -> same parameters
     model2 = TiedAttentionClassifier(vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6,
                                      generator=torch.Generator().manual_seed(0))
-    for a, b in zip(model.parameters(), model2.parameters()):
+    for a, b in zip(model.parameters(), model2.parameters(), strict=True):
         assert torch.equal(a, b)
     with pytest.raises(ValueError, match="input_ids must have shape"):
         model(torch.zeros(3, dtype=torch.int64))

@@ -207,7 +207,7 @@ class SlurmCluster:
         self._saved.clear()
 
     # ------------------------------------------------------------------------------------------- lifecycle
-    def start(self, timeout: float = 60.0) -> "SlurmCluster":
+    def start(self, timeout: float = 60.0) -> SlurmCluster:
         """Write the configuration, start slurmctld and slurmd, and wait for an idle node (or raise)."""
         problems = missing_requirements(self.conf_dir)
         if problems:
@@ -309,7 +309,7 @@ class SlurmCluster:
         self._restore_confs()
         self._release_lock()
 
-    def __enter__(self) -> "SlurmCluster":
+    def __enter__(self) -> SlurmCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

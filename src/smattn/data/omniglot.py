@@ -1,7 +1,7 @@
 """Omniglot images straight from the two zips, and the Vinyals 1028 / 172 / 423 class split.
 
 A class is ``(folder, alphabet, character)`` with folder ``images_background`` or ``images_evaluation``;
-inside a split, classes are in lexicographic order of that tuple (P1 spec, Appendix B). Images are returned
+inside a split, classes are in lexicographic order of that tuple (docs/p1_images.md#tasks). Images are returned
 inverted as torchmeta stores them: strokes 255, background 0, shape (20, 105, 105) uint8 per class, drawers
 in file-name order.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -21,7 +21,7 @@ N_DRAWERS, SIDE = 20, 105
 N_IMAGES = {BACKGROUND: 19_280, EVALUATION: 13_180}
 SPLIT_SIZES = {"train": 1028, "val": 172, "test": 423}
 
-# P1 spec Appendix B: alphabet -> number of characters, per split and folder.
+# The Vinyals split as torchmeta's split files define it: alphabet -> number of characters, per split and folder.
 TRAIN_BACKGROUND = {
     "Alphabet_of_the_Magi": 20, "Anglo-Saxon_Futhorc": 29, "Arcadian": 26, "Asomtavruli_(Georgian)": 40,
     "Balinese": 24, "Blackfoot_(Canadian_Aboriginal_Syllabics)": 14, "Braille": 26, "Burmese_(Myanmar)": 34,
@@ -94,7 +94,7 @@ def _split_of(cls: OmniglotClass) -> str:
 def vinyals_split(classes: Iterable[OmniglotClass]) -> dict[str, list[OmniglotClass]]:
     """The Vinyals split: ``{"train": [...1028], "val": [...172], "test": [...423]}``, each sorted.
 
-    Raises ValueError if the per-alphabet character counts differ from the spec's Appendix B.
+    Raises ValueError if the per-alphabet character counts differ from the tables above.
     """
     split: dict[str, list[OmniglotClass]] = {"train": [], "val": [], "test": []}
     for cls in classes:
@@ -127,7 +127,9 @@ def decode_inverted(png_bytes: bytes) -> np.ndarray:
 
 
 def load_images(
-    zip_paths: Mapping[str, str | Path], classes: list[OmniglotClass], members: Mapping[OmniglotClass, list[str]] | None = None
+    zip_paths: Mapping[str, str | Path],
+    classes: list[OmniglotClass],
+    members: Mapping[OmniglotClass, list[str]] | None = None,
 ) -> np.ndarray:
     """Images of ``classes`` as (len(classes), 20, 105, 105) uint8, inverted (strokes 255), drawers in order."""
     members = members if members is not None else list_classes(zip_paths)

@@ -19,7 +19,7 @@ def summarise(
     vocab: str | Path,
     spoc_files: list[str],
 ) -> dict:
-    """Counts of every data set; raises ValueError if a count differs from the spec's."""
+    """Counts of every data set; raises ValueError if a count differs from the expected one."""
     members = omniglot.list_classes(omniglot_zips)
     split = omniglot.vinyals_split(members)
     sample = omniglot.load_images(omniglot_zips, split["test"][:1], members)

@@ -1,6 +1,6 @@
 """Parser of the raw Li & Roth TREC question-classification files (``train_5500.label``, ``TREC_10.label``).
 
-Each line is ``COARSE:fine text``. As in the Hugging Face loader the spec follows, the file's single
+Each line is ``COARSE:fine text``. As in the Hugging Face ``trec`` loading script, the file's single
 non-ASCII byte (0xF0 in "sister\\xF0city") is replaced by a space, the line is stripped, decoded and split at
 its first space.
 """

@@ -1,4 +1,5 @@
-"""Kernel-task alignment (spec §2.5): overlaps of the training kernel's principal components with the labels.
+"""Kernel-task alignment (docs/p1_theory.md#predictor-and-alignment): overlaps of the training kernel's
+principal components with the labels.
 
 ``overlap_k = |v_k . y| / sqrt(P)`` for the eigenvectors ``v_k`` of K (no temperature term), ordered by
 decreasing eigenvalue; K: [P, P], y: [P] (entries +-1) -> overlaps [k_max].

@@ -1,6 +1,7 @@
-"""Attention matrices, attention paths and attentioned inputs of P1's deep multi-head attention model (spec §1).
+"""Attention matrices, attention paths and attentioned inputs of P1's deep multi-head attention model
+(docs/p1_theory.md#network-and-attention-paths).
 
-Array layout used throughout ``smattn.p1`` (token-first, unlike the spec's ``D x T`` stacking):
+Array layout used throughout ``smattn.p1`` (token-first, unlike the paper's ``D x T`` stacking):
 
 * bare inputs ``x``: ``[B, T, D]`` (B sequences, T tokens, token dimension D);
 * attention matrices of one layer: ``[B, H, T, T]``, **key first**: ``A[b, h, s, t]`` is the weight of key ``s`` for
@@ -8,7 +9,8 @@ Array layout used throughout ``smattn.p1`` (token-first, unlike the spec's ``D x
 * readout attention vectors of the last layer: ``[B, H_L, T]``;
 * path attention vectors ``abar``: ``[B, H_tot, T]`` with paths flattened row-major over ``(h_1, ..., h_L)``
   (``h_1`` slowest), e.g. for L = 2 the flat index is ``h1 * H2 + h2``;
-* attentioned inputs ``xi``: ``[B, H_tot, D]`` with ``xi[b, pi] = sigma0 / sqrt(D * H_tot) * sum_s abar[b, pi, s] x[b, s]``.
+* attentioned inputs ``xi``: ``[B, H_tot, D]`` with
+  ``xi[b, pi] = sigma0 / sqrt(D * H_tot) * sum_s abar[b, pi, s] x[b, s]``.
 
 Two attention styles: the product-matrix ("W") style of the HMC task, ``e_st = x_s^T W x_t`` with ``W`` of shape
 ``[H, D, D]`` (key on the left), and the query/key ("QK") style of the image task,
@@ -96,7 +98,10 @@ def path_attention(attn: list[np.ndarray], readout: str) -> np.ndarray:
 
 
 def attentioned_inputs(x: np.ndarray, abar: np.ndarray, sigma0: float = 1.0) -> np.ndarray:
-    """Attentioned inputs xi = sigma0/sqrt(D H_tot) sum_s abar(s) x_s. x: [B, T, D], abar: [B, H_tot, T] -> [B, H_tot, D]."""
+    """Attentioned inputs xi = sigma0/sqrt(D H_tot) sum_s abar(s) x_s.
+
+    x: [B, T, D], abar: [B, H_tot, T] -> [B, H_tot, D].
+    """
     x = _check_x(x)
     if abar.shape[0] != x.shape[0] or abar.shape[2] != x.shape[1]:
         raise ValueError(f"abar {abar.shape} does not match x {x.shape}")

@@ -1,4 +1,5 @@
-"""Head scores from the order parameter (spec §2.6), used to rank heads for pruning.
+"""Head scores from the order parameter (docs/p1_theory.md#predictor-and-alignment), used to rank heads for
+pruning.
 
 For head h of layer l, ``s_{l,h}`` is the sum of |U_{pi pi'}| over all entries where at least one of pi, pi' passes
 through that head; the scores are divided by their maximum. U: [H_tot, H_tot] with paths row-major over

@@ -1,4 +1,5 @@
-"""P1's hidden-Markov-chain (HMC) classification task and its fixed attention heads (spec §4, Appendix A).
+"""P1's hidden-Markov-chain (HMC) classification task and its fixed attention heads (P1 App. G;
+docs/p1_theory.md#hmc-task).
 
 Data: two hidden states with feature vectors ``v_+ = sqrt2 (1_100, 0_100)``, ``v_- = sqrt2 (0_100, 1_100)``
 (N_f = 200); chains of 30 tokens; class +1 stays with probability 0.7, class -1 with 0.3. Token features
@@ -152,7 +153,8 @@ def random_head(seed: int, strength: float = 1.0, beta: float = BETA) -> np.ndar
     return beta * W
 
 
-#: Model variants of spec §4.3: layer-1 heads, layer-2 heads, sigma_perp. Path names in flat order.
+#: Model variants of P1 Figs 2 and 5 (docs/p1_theory.md#hmc-task): layer-1 heads, layer-2 heads, sigma_perp.
+#: Path names in flat order.
 VARIANTS = {
     "all": {"layer1": ["good", "random"], "layer2": ["uniform", "random"], "sigma_perp": 1.0,
             "paths": ["g", "a1", "d", "a2"]},

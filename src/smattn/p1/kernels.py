@@ -1,4 +1,5 @@
-"""Path-path kernels, the renormalised kernel K_U and the precomputed path-pair Gram tensor (spec §2.1, §8).
+"""Path-path kernels, the renormalised kernel K_U and the precomputed path-pair Gram tensor
+(docs/p1_theory.md#order-parameter-and-kernels).
 
 With attentioned inputs ``xi`` of shape ``[P, H_tot, D]`` (see :mod:`smattn.p1.attention`):
 

@@ -1,4 +1,5 @@
-"""Minimisation of P1's action over the order parameters (spec §2.3), plus the reference's plain-Adam scheme.
+"""Minimisation of P1's action over the order parameters (docs/p1_theory.md#minimisers), plus the reference's
+plain-Adam scheme.
 
 :func:`minimise_action` (default) parametrises every ``U^(l) = C_l C_l^T`` with ``C_l`` lower triangular with a
 positive (exponentiated) diagonal, so every iterate is positive definite by construction, and runs a damped
@@ -49,7 +50,9 @@ class ActionProblem:
         if self.y.shape != (self.gram.P,):
             raise ValueError(f"y must have shape [P]=[{self.gram.P}], got {self.y.shape}")
         if self.gram.Htot != self.arch.n_paths:
-            raise ValueError(f"gram has {self.gram.Htot} paths but the architecture {self.arch.heads} has {self.arch.n_paths}")
+            raise ValueError(
+                f"gram has {self.gram.Htot} paths but the architecture {self.arch.heads} has {self.arch.n_paths}"
+            )
         if not self.temperature > 0:
             raise ValueError(f"temperature must be positive, got {self.temperature}")
 
@@ -100,7 +103,7 @@ def _compiled(heads: tuple):
 
     def unpack(theta):
         Us, off = [], 0
-        for n, (r, c), k in zip(sizes, tril, counts):
+        for n, (r, c), k in zip(sizes, tril, counts, strict=True):
             v = theta[off:off + k]
             off += k
             C = jnp.zeros((n, n)).at[r, c].set(v)
@@ -145,7 +148,7 @@ def pack_cholesky(Us, heads) -> np.ndarray:
     """Inverse of the parametrisation: Cholesky factors of PD matrices U^(l), log-diagonal, flattened."""
     comp = _compiled(tuple(heads))
     out = []
-    for U, (r, c) in zip(Us, comp["tril"]):
+    for U, (r, c) in zip(Us, comp["tril"], strict=True):
         C = np.linalg.cholesky(np.asarray(U, dtype=np.float64))
         C[np.diag_indices_from(C)] = np.log(np.diag(C))
         out.append(C[r, c])
@@ -240,7 +243,9 @@ def minimise_action_adam(problem: ActionProblem, lr: float = 0.1, tol: float = 1
         updates, new_state = opt.update(gM, state, Ms)
         newMs = optax.apply_updates(Ms, updates)
         stop = (gmax < tol) | ~jnp.isfinite(S)
-        keep = lambda old, new: jax.tree_util.tree_map(lambda a, b: jnp.where(stop, a, b), old, new)
+        def keep(old, new):
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(stop, a, b), old, new)
+
         return keep(Ms, newMs), keep(state, new_state), jnp.where(stop, k, k + 1), gmax, stop
 
     def cond(carry):

@@ -44,7 +44,7 @@ def _inv_logdet(A: np.ndarray):
 
 
 def readout_u(trace_UL: float, heads, widths, sigma2, sigma2_a) -> float:
-    """Closed-form stationary readout scalar u (spec §2.2), numerically stable root of u^2 + b u - c = 0."""
+    """Closed-form stationary readout scalar u (docs/p1_theory.md#action), stable root of u^2 + b u - c = 0."""
     HL, NLm1, NL = heads[-1], widths[-2], widths[-1]
     b = sigma2_a * (HL * NLm1 / NL - 1.0)
     c = sigma2_a * NLm1 * trace_UL / (sigma2[-1] * NL)
@@ -53,7 +53,8 @@ def readout_u(trace_UL: float, heads, widths, sigma2, sigma2_a) -> float:
 
 
 def entropy_and_grad(Us, heads, widths, sigma2, sigma2_a):
-    """S_ent(U^(1..L)) of spec §2.2 (u eliminated in closed form) and its symmetric matrix gradients dS_ent/dU^(l).
+    """S_ent(U^(1..L)) of docs/p1_theory.md#action (u eliminated in closed form) and its symmetric matrix
+gradients dS_ent/dU^(l).
 
     By stationarity of u the gradient is the partial derivative at fixed u (envelope theorem). Returns
     (S_ent, [grads]) or (inf, None) if some U^(l) is not positive definite.
@@ -169,7 +170,7 @@ def unpack_cholesky(theta: np.ndarray, sizes) -> tuple[list, list]:
 def cholesky_gradient(grads, Cs) -> np.ndarray:
     """dS/dtheta from symmetric dS/dU^(l) and the Cholesky factors: dS/dC = 2 G C (lower part), diag x exp."""
     out = []
-    for G, C in zip(grads, Cs):
+    for G, C in zip(grads, Cs, strict=True):
         dC = 2.0 * G @ C
         dC[np.diag_indices_from(dC)] *= np.diag(C)
         out.append(dC[np.tril_indices(C.shape[0])])

@@ -1,4 +1,5 @@
-"""Mean predictor, predictor variance and accuracy of the Bayesian network at a given order parameter (spec §2.4).
+"""Mean predictor, predictor variance and accuracy of the Bayesian network at a given order parameter
+(docs/p1_theory.md#predictor-and-alignment).
 
 ``<f(x)> = k(x)^T (K + T 1)^-1 y`` and ``Var f(x) = K_U(x, x) - k(x)^T (K + T 1)^-1 k(x)`` with K the training
 kernel [P, P] and ``k(x)`` the test vector, both built from attentioned inputs (``xi`` [P, H_tot, D],

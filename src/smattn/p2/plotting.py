@@ -16,7 +16,7 @@ def setup():
 def long_rows(series, x, y, err=None):
     """Rows (series, x, y, err) of a long-format figure CSV."""
     err = [float("nan")] * len(x) if err is None else err
-    return [(series, float(a), float(b), float(e)) for a, b, e in zip(x, y, err)]
+    return [(series, float(a), float(b), float(e)) for a, b, e in zip(x, y, err, strict=True)]
 
 
 def nan_array(values):

@@ -1,4 +1,4 @@
-"""P1 one-shot in-context image classification (Tiberi et al. 2024, Sec. 4.2 / App. H; spec §5).
+"""P1 one-shot in-context image classification (Tiberi et al. 2024, Sec. 4.2 / App. H; docs/p1_images.md).
 
 Modules (one concept each):
 

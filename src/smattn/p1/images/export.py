@@ -1,4 +1,4 @@
-"""Export of a trained GD network to the Bayesian theory (P1 spec §5.4) and its GD evaluation.
+"""Export of a trained GD network to the Bayesian theory (docs/p1_images.md#export) and its GD evaluation.
 
 From the selected checkpoint: the fixed query/key weights ``WQ``, ``WK`` [L, H, G, D] (used unchanged by the theory's
 QK-style attention, scale 1/sqrt(G), softmax over keys); value weights ``WV`` [L, H, N, N], input projection
@@ -57,7 +57,9 @@ def export_for_theory(model: AttentionPathsTransformer, store: dict, seed: int, 
                       n_train_pool: int, n_test_pool: int) -> dict[str, np.ndarray]:
     """Arrays of the export (see module docstring), plus ``U_gd`` [H^L, H^L], ``labels`` and ``positions``."""
     if n_train_pool < P or n_test_pool < n_test:
-        raise ValueError(f"export_for_theory: pools ({n_train_pool}, {n_test_pool}) smaller than P={P} / n_test={n_test}")
+        raise ValueError(
+            f"export_for_theory: pools ({n_train_pool}, {n_test_pool}) smaller than P={P} / n_test={n_test}"
+        )
     labels, pos = sequence_context(seed)
     tb = TaskSampler(store["train_images"], labels, pos).sample(np.random.default_rng([seed, _TRAIN_POOL]),
                                                                   n_train_pool)

@@ -1,4 +1,4 @@
-"""The Bayesian theory on the heads of a GD-trained network (P1 spec §5.5-5.7).
+"""The Bayesian theory on the heads of a GD-trained network (docs/p1_images.md#theory-grid).
 
 * ``attentioned_sets``: attentioned inputs xi [n, H_tot, D] of the exported sequences, computed with the exported
   query/key weights (QK style, average-pooling readout), float64.

@@ -1,6 +1,6 @@
-"""Plain SGD on the two-layer tied-attention target (P2 Fig. 2 right; spec §6.1).
+"""Plain SGD on the two-layer tied-attention target (P2 Fig. 2 right; docs/p2_dynamics.md#sgd).
 
-Target and student are the L=2, T=2, r=1 deep attention network of spec §1.3 with skip strength ``c``:
+Target and student are the L=2, T=2, r=1 deep attention network of docs/p2_theory.md#model with skip strength ``c``:
 for one sequence ``X`` (2 x d) and layer vectors ``v1, v2`` (d,), the indices are ``u = X v1 / sqrt(d)`` and
 ``w = X v2 / sqrt(d)`` (both shape (2,)), ``A = softmax_row(u u^T) + c I``, ``a = A w`` and the output is the
 row-stochastic 2 x 2 matrix ``softmax_row(a a^T)``; it is carried by its two free entries ``(y01, y10)``.
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -1,4 +1,5 @@
-"""Similarity of a layer's Gram matrix to its final value (P2 Fig. 3 right; spec §7).
+"""Similarity of a layer's Gram matrix to its final value (P2 Fig. 3 right;
+docs/p2_dynamics.md#similarity-measures).
 
 For a projection weight ``W(t)`` of shape (h, k) (h = hidden width, k = embedding width) the Gram matrix is
 ``G(t) = W(t) W(t)^T`` (h x h) and the similarity to the last step ``t_f`` is
@@ -82,7 +83,9 @@ class GramRecorder:
             grams = grams.detach().cpu().numpy()
         grams = np.asarray(grams)
         if grams.shape != (self.n_layers, self.h, self.h):
-            raise ValueError(f"GramRecorder.record: expected shape {(self.n_layers, self.h, self.h)}, got {grams.shape}")
+            raise ValueError(
+                f"GramRecorder.record: expected shape {(self.n_layers, self.h, self.h)}, got {grams.shape}"
+            )
         self._mm[step] = grams[:, self._iu[0], self._iu[1]]
         self._filled[step] = True
 

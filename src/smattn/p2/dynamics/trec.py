@@ -1,6 +1,7 @@
-"""Training the tied-attention classifier on TREC and recording layer-wise learning (P2 Fig. 3 right; spec §7).
+"""Training the tied-attention classifier on TREC and recording layer-wise learning (P2 Fig. 3 right;
+docs/p2_dynamics.md#trec-transformer).
 
-Pipeline of one repetition (the authors' procedure, spec §7, with seeds added):
+Pipeline of one repetition (the authors' procedure, with seeds added):
   * random 80/20 split of the 5,452 training questions (validation size ``ceil(0.2 n)``: 4,361 / 1,091), a new
     split per repetition;
   * WordPiece ids with [CLS]/[SEP], truncated to ``max_length`` = 32;
@@ -18,9 +19,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -166,8 +167,8 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
     tr, va = idx[tr_local], idx[va_local]
     tr_len = chunk_padded_lengths([len(ids[i]) for i in tr], cfg.map_chunk)
     va_len = chunk_padded_lengths([len(ids[i]) for i in va], cfg.map_chunk)
-    pad_of = dict(zip(tr.tolist(), tr_len.tolist()))
-    pad_of.update(zip(va.tolist(), va_len.tolist()))
+    pad_of = dict(zip(tr.tolist(), tr_len.tolist(), strict=True))
+    pad_of.update(zip(va.tolist(), va_len.tolist(), strict=True))
 
     gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
     model = TiedAttentionClassifier(vocab_size=vocab_size, embed_dim=cfg.embed_dim, hidden_dim=cfg.hidden_dim,
@@ -212,8 +213,9 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
             if not np.isfinite(train_loss[step - spe:step]).all():
                 raise FloatingPointError(f"TREC run {rep}: non-finite training loss in epoch {epoch + 1}")
             if progress is not None:
-                progress(f"[trec] rep {rep} epoch {epoch + 1}/{cfg.epochs}  loss {train_loss[step - spe:step].mean():.4f}"
-                         f"  val acc {val_acc[epoch]:.4f}  {time.perf_counter() - t0:.1f} s")
+                progress(f"[trec] rep {rep} epoch {epoch + 1}/{cfg.epochs}"
+                         f"  loss {train_loss[step - spe:step].mean():.4f}  val acc {val_acc[epoch]:.4f}"
+                         f"  {time.perf_counter() - t0:.1f} s")
         wall = time.perf_counter() - t0
         sim = rec.similarity_to_final()
     return {"similarity": sim, "val_accuracy": val_acc, "train_loss": train_loss, "steps_per_epoch": spe,

@@ -24,7 +24,7 @@ def adaptive_posterior_mean(ell, omega, V, c: float, *, half_width: float = 7.0,
 
     ell: (2,) observation logits; omega: (2, 2) (layers x tokens); V: (2, 2) SPD.  Integrates the normaliser and
     the four first moments separately, each as the sum over the sign s = ±1 of z2 = s A_c(z1)^{-1} x(y), with the
-    weight 1/det A_c(z1) (spec §2.2).  epsabs, epsrel default to scipy's own.
+    weight 1/det A_c(z1) (docs/p2_theory.md#parametrisation-a).  epsabs, epsrel default to scipy's own.
     """
     omega = np.asarray(omega, dtype=np.float64)
     x = preimage(np.asarray(ell, dtype=np.float64)[None])[0]
@@ -42,7 +42,7 @@ def adaptive_posterior_mean(ell, omega, V, c: float, *, half_width: float = 7.0,
     lo, hi = omega[0] - half_width * sd, omega[0] + half_width * sd
 
     def integral(f):
-        return sum(integrate.dblquad(lambda b, a: f(*weighted(a, b, s)), lo[0], hi[0], lo[1], hi[1],
+        return sum(integrate.dblquad(lambda b, a, s=s: f(*weighted(a, b, s)), lo[0], hi[0], lo[1], hi[1],
                                      epsabs=epsabs, epsrel=epsrel)[0] for s in (1.0, -1.0))
 
     norm = integral(lambda w, Z: w)

@@ -34,7 +34,7 @@ from .attention_link import (
     softmax_entries,
     solve_softmax_layer,
 )
-from .quadrature import QuadratureSettings, gauss_hermite_grid
+from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation"]
 
@@ -154,8 +154,8 @@ def _dz2_dz1(z1, z2, c):
 def _local_components(x, omega, V, c, inflate):
     """Mode-centred Gaussian proposals in z1 for the peaked regime of L = 2 (n samples, up to 4 modes each).
 
-    The modes are the first-layer vectors that map exactly onto the conditional centre z2 = omega2 (the first-layer solve);
-    their covariance is the Laplace approximation (J^T V_{2|1}^{-1} J + V11^{-1})^{-1} inflated by `inflate`.
+    The modes are the first-layer vectors that map exactly onto the conditional centre z2 = omega2 (the first-layer
+    solve); their covariance is the Laplace approximation (J^T V_{2|1}^{-1} J + V11^{-1})^{-1} inflated by `inflate`.
     Returns means (n, 4, 2), Cholesky factors (n, 4, 2, 2), validity (n, 4) and each mode's log Laplace mass (n, 4)
     (target density at the mode, with its own sign branch of z2, times the Gaussian volume; -inf where invalid).
     """
@@ -249,7 +249,7 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     return Z.reshape(n, -1, 2, 2), np.concatenate([off, off], axis=1)
 
 
-def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = QuadratureSettings()) -> ChannelMoments:
+def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE) -> ChannelMoments:
     """Posterior moments of Z given the observation (logits ell), omega and V.
 
     ell: (n, 2) observation logits (attention_link.link_logits); omega: (n, L, 2); V: (L, L) SPD, shared;
@@ -315,7 +315,7 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = Quadra
     return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
 
 
-def g_out(ell, omega, V, c: float, quad: QuadratureSettings = QuadratureSettings(), *, jacobian: bool = True):
+def g_out(ell, omega, V, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, jacobian: bool = True):
     """g_out (n, L, 2) and, if jacobian, its analytic Jacobian d g_out[a,t]/d omega[b,s] as (n, L, 2, L, 2).
 
     quad goes to posterior_moments.  Returns (gout, dgout_or_None, moments).

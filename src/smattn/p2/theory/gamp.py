@@ -12,7 +12,7 @@ import numpy as np
 from .attention_link import attention_output, check_skip, link_logits
 from .channel_denoiser import g_out
 from .prior_denoiser import f_in
-from .quadrature import QuadratureSettings
+from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 
 __all__ = ["GampResult", "make_data", "run_gamp"]
 
@@ -45,7 +45,7 @@ def make_data(W, n, rng, c):
 
 def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float = 0.8, c: float = 1.0,
              L: int = 2, lam: float = 0.0, n_test: int = 1000, v_reg: float = 1e-3,
-             quad: QuadratureSettings = QuadratureSettings()) -> GampResult:
+             quad: QuadratureSettings = DEFAULT_QUADRATURE) -> GampResult:
     """Run GAMP on synthetic data of dimension d with n = floor(alpha d) samples.
 
     damping: weight of the new iterate (reference 0.8); lam: side-information strength (S = sqrt(lam) W + noise);

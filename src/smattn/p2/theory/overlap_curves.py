@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quadrature import QuadratureSettings
+from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 from .state_evolution import draw_teacher, state_evolution
 from .thresholds import alpha_first, alpha_last, phase_two_curve
 
 __all__ = ["l2_overlap_curve", "se_sweep", "clamped_first_layer"]
 
 
-def l2_overlap_curve(alphas, c: float = 1.0, quad: QuadratureSettings = QuadratureSettings(), *, q_grid,
+def l2_overlap_curve(alphas, c: float = 1.0, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, q_grid,
                      n_k: int = 4000, n_curve: int = 2000, n_se: int = 1000, seed: int = 0, v_reg: float = 0.0,
                      damping: float = 0.8, tol: float = 1e-4, max_iter: int = 150, accelerate: bool = True) -> dict:
     """Q11, Q22 on an alpha grid (two-layer target, skip c).
@@ -76,7 +76,7 @@ def l2_overlap_curve(alphas, c: float = 1.0, quad: QuadratureSettings = Quadratu
     return out
 
 
-def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int,
+def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int,
              seed: int = 0, damping: float = 0.6, tol: float = 1e-4, max_iter: int = 100, warm_start: bool = True,
              v_reg: float = 0.0, accelerate: bool = True) -> dict:
     """Damped SE at each alpha (increasing order), from Q0 = 0.05 I or warm-started from the previous alpha.
@@ -101,7 +101,7 @@ def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = QuadratureSett
     return {"alpha": alphas, "Q": Qs, "iterations": it, "residual": resid, "converged": conv, "min_ess": ess}
 
 
-def clamped_first_layer(q22_values, alpha: float, c: float = 1.0, quad: QuadratureSettings = QuadratureSettings(),
+def clamped_first_layer(q22_values, alpha: float, c: float = 1.0, quad: QuadratureSettings = DEFAULT_QUADRATURE,
                         *, n_samples: int, seed: int = 0, damping: float = 0.8, tol: float = 1e-4,
                         max_iter: int = 150, v_reg: float = 0.0, accelerate: bool = True) -> dict:
     """Fig. 5 (App. E.2): Q11 at convergence of the SE when Q22 is held fixed at each given value."""

@@ -5,7 +5,7 @@ authors' CSV), so the text cannot go stale when the computation changes.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def phase_diagram_report(records: Sequence[Mapping], ref: Mapping, *, scale: str
     ref: columns ``skip``, ``alpha1``, ``alpha2`` of the authors' CSV (arrays of equal length).
     """
     rs = sorted(records, key=lambda r: r["c"])
-    ref_map = {float(s): (float(a1), float(a2)) for s, a1, a2 in zip(ref["skip"], ref["alpha1"], ref["alpha2"])}
+    ref_map = {float(s): (float(a1), float(a2)) for s, a1, a2 in zip(ref["skip"], ref["alpha1"], ref["alpha2"], strict=True)}
     c = np.array([float(r["c"]) for r in rs])
     a_last = np.array([float(r["alpha_last"]) for r in rs])
     a_last_se = np.array([float(r["alpha_last_se"]) for r in rs])

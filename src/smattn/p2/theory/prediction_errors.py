@@ -1,4 +1,5 @@
-"""Prediction errors of P2 (spec §3): Bayes-optimal error (Eq. 11) and the plug-in errors the authors plot.
+"""Prediction errors of P2 (docs/p2_theory.md#prediction-errors): Bayes-optimal error (Eq. 11) and the plug-in errors
+the authors plot.
 
 All errors are squared Frobenius norms of the 2x2 attention output, 2[(dy01)^2 + (dy10)^2].
 """
@@ -35,7 +36,7 @@ def _gauss(rng, m, S):
 
 
 def plugin_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: int = 250_000):
-    """e_plug(Q) = E || g(Q^{1/2} xi + (I - Q)^{1/2} U) - g(Q^{1/2} xi) ||_F^2 (spec §3.2).
+    """e_plug(Q) = E || g(Q^{1/2} xi + (I - Q)^{1/2} U) - g(Q^{1/2} xi) ||_F^2 (the error the authors plot).
 
     Q: (L, L) overlap (clipped to [0, 1]); returns (mean, standard error) over n_samples Monte-Carlo draws.
     """

@@ -1,4 +1,7 @@
-"""Gaussian prior denoiser f_in of P2 (spec §2.3), with optional side information S = sqrt(lam) W + noise."""
+"""Gaussian prior denoiser f_in of P2 (docs/p2_theory.md#prior-denoiser).
+
+With optional side information S = sqrt(lam) W + noise (the workflow runs with lam = 0).
+"""
 from __future__ import annotations
 
 import numpy as np

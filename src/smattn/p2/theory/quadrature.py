@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["DEFAULT_N1D", "QuadratureSettings", "gauss_hermite_grid"]
+__all__ = ["DEFAULT_N1D", "DEFAULT_QUADRATURE", "QuadratureSettings", "gauss_hermite_grid"]
 
 DEFAULT_N1D = {2: 48, 3: 12}     # nodes per dimension of parametrisation "A" by depth L
 
@@ -91,3 +91,7 @@ class QuadratureSettings:
 
 def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+#: The default settings (frozen, so one shared instance serves as every function's default argument).
+DEFAULT_QUADRATURE = QuadratureSettings()

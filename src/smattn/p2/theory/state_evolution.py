@@ -14,7 +14,7 @@ import numpy as np
 from .attention_link import check_skip, link_logits
 from .channel_denoiser import choose_parametrisation, g_out
 from .overlaps import clip_overlap, sqrtm_psd
-from .quadrature import QuadratureSettings
+from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 
 __all__ = ["TeacherDraws", "draw_teacher", "channel_covariance", "channel_average",
            "SEResult", "state_evolution", "overlap_update", "anderson_step"]
@@ -42,7 +42,7 @@ def channel_covariance(Q, v_reg: float = 0.0):
     return (1.0 + v_reg) * np.eye(Q.shape[0]) - Q
 
 
-def channel_average(Q, c: float, draws: TeacherDraws, quad: QuadratureSettings = QuadratureSettings(), *,
+def channel_average(Q, c: float, draws: TeacherDraws, quad: QuadratureSettings = DEFAULT_QUADRATURE, *,
                     want_k1: bool = False, v_reg: float = 0.0):
     """R(Q) (L, L) and per-sample diagnostics at overlap Q.
 
@@ -140,7 +140,7 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
                     damping: float = 0.8, q0=0.05, tol: float = 1e-5, max_iter: int = 200, lam: float = 0.0,
                     clamp: dict | None = None, diagonal: bool = False, draws: TeacherDraws | None = None,
                     v_reg: float = 0.0, accelerate: bool = False, anderson_m: int = 3,
-                    quad: QuadratureSettings = QuadratureSettings()) -> SEResult:
+                    quad: QuadratureSettings = DEFAULT_QUADRATURE) -> SEResult:
     """Damped, symmetrised state evolution from Q0 = q0 * I (or a given (L, L) matrix q0).
 
     alpha >= 0 sample complexity; c > 0 skip strength; damping = weight of the new value (0 < eta <= 1);
@@ -197,7 +197,7 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
     auto = quad.method == "auto"
     step_quad = quad
     sticky = None
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (read after the loop: the number of iterations run)
         if alpha == 0:
             Qnew_full = overlap_update(np.zeros((L, L)), lam)
         else:

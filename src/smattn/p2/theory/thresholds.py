@@ -16,14 +16,14 @@ import numpy as np
 
 from .attention_link import check_skip, link_logits, preimage, solve_softmax_layer
 from .channel_denoiser import posterior_moments
-from .quadrature import QuadratureSettings
+from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 from .state_evolution import TeacherDraws, channel_average, draw_teacher
 
 __all__ = ["initial_operator", "alpha_last", "first_layer_literal", "phase_two_curve", "alpha_first",
            "Thresholds", "thresholds"]
 
 
-def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = QuadratureSettings()):
+def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = DEFAULT_QUADRATURE):
     """K (L, L) of the Hadamard-form linear operator F(M)_ab = alpha K_ab M_ab at Q = 0 (Thm 2.3).
 
     Uses the cross-layer-block form K_ab = sum_{t,s} E[G^a_ts G^b_ts], G^a = E[z_a z_a^T | y] - I.
@@ -41,7 +41,7 @@ def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = Q
     return per.mean(0), per.std(0, ddof=1) / np.sqrt(len(per)), float(mom.ess.min())
 
 
-def alpha_last(c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int = 20000,
+def alpha_last(c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int = 20000,
                seed: int = 0):
     """Initial-recovery threshold 1 / max_a K_aa and the K matrix (dict)."""
     check_skip(c)
@@ -87,7 +87,7 @@ def first_layer_literal(c: float, *, n_samples: int = 200000, seed: int = 0):
             "frac_extra_branch": float(np.mean(n_ok > 2)), "dropped": n_bad}
 
 
-def phase_two_curve(q_grid, c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int = 4000,
+def phase_two_curve(q_grid, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int = 4000,
                     seed: int = 0, v_reg: float = 0.0):
     """Explicit phase-II fixed-point curve and first-layer growth rate on Q = diag(0, q2).
 
@@ -149,7 +149,7 @@ class Thresholds:
     curve: dict
 
 
-def thresholds(c: float, q_grid, quad: QuadratureSettings = QuadratureSettings(), *, n_k: int = 20000,
+def thresholds(c: float, q_grid, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_k: int = 20000,
                n_curve: int = 4000, seed: int = 0, n_literal: int = 200000) -> Thresholds:
     """All three thresholds at skip strength c (noiseless model)."""
     last = alpha_last(c, quad, n_samples=n_k, seed=seed)
