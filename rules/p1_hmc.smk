@@ -48,11 +48,8 @@ rule p1_hmc_sample:
         N=r"\d+",
     params:
         temperature=P1H["temperature"],
-        warmup=P1H["nuts_warmup"],
-        samples=P1H["nuts_samples"],
-        chains=P1H["nuts_chains"],
-        seed=P1H["nuts_seed"],
-        dtype=P1H["nuts_dtype"],
+        sampler=P1H["sampler"],
+        nuts=P1H["nuts_presets"][P1H["nuts_preset"]],
     log:
         "logs/p1_hmc/p1_hmc_sample_{variant}_N{N}.log",
     threads: 1

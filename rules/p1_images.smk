@@ -155,11 +155,8 @@ rule p1_images_sample:
         model="|".join(P1I_MODELS),
         N=r"\d+",
     params:
-        warmup=P1I["nuts_warmup"],
-        samples=P1I["nuts_samples"],
-        chains=P1I["nuts_chains"],
-        seed=P1I["nuts_seed"],
-        dtype=P1I["nuts_dtype"],
+        sampler=P1I["sampler"],
+        nuts=P1I["nuts_presets"][P1I["nuts_preset"]],
     log:
         "logs/p1_images/p1_images_sample_{model}_N{N}.log",
     threads: 1

@@ -1,10 +1,15 @@
-"""P1 HMC metrics for the ledger: theory and sampled accuracies, GP lines, U at N = 10, alignment, timing."""
+"""P1 HMC metrics for the ledger: theory and sampled accuracies, GP lines, U at N = 10, alignment, timing, and the
+NUTS sampler's efficiency and convergence at the sampled widths."""
 
 import json
 
 import numpy as np
 
 from smattn.scriptio import run
+
+# sampler efficiency and convergence of the sampled widths (rhat_max: split R-hat over the U entries)
+NUTS_METRICS = {"grads_per_ess": "grads_per_ess", "max_depth_fraction": "max_depth_fraction",
+                "rhat_U_max": "rhat_max", "ess_per_s_sampling": "ess_per_s_sampling"}
 
 
 def main(io):
@@ -17,6 +22,9 @@ def main(io):
     for f in io.input.samples_all:
         s = json.load(open(f))
         m[f"p1.hmc.acc_sampled[N={fmt_id(s['N'])}]"] = s["acc"]
+        for key, name in NUTS_METRICS.items():
+            if s.get(key) is not None:  # absent when not measurable (e.g. R-hat below 4 draws)
+                m[f"p1.hmc.nuts.{name}[N={fmt_id(s['N'])}]"] = s[key]
     m["p1.hmc.acc_gp_all"] = th["acc_gp"]
     m["p1.hmc.acc_gp_good"] = th["acc_gp_good"]
     m["p1.hmc.acc_gp_good_denoising"] = th["acc_gp_good_denoising"]

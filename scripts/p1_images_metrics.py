@@ -1,11 +1,15 @@
 """Ledger entries of the image task (ids of issue 6): theory accuracies at the selected T, selected T, GP accuracies,
-sampled accuracies, sign agreement of U (theory vs GD) and the maximal PC-label overlaps."""
+sampled accuracies and the NUTS sampler's efficiency and convergence, sign agreement of U (theory vs GD) and the maximal PC-label overlaps."""
 
 import json
 
 import numpy as np
 
 from smattn.scriptio import run
+
+# sampler efficiency and convergence (sample-file key -> metric name; rhat_max: split R-hat over the U entries)
+NUTS_METRICS = {"grads_per_ess": "grads_per_ess", "max_depth_fraction": "max_depth_fraction",
+                "rhat_U_max": "rhat_max", "ess_per_s_sampling": "ess_per_s_sampling"}
 
 
 def main(io):
@@ -25,6 +29,9 @@ def main(io):
         d = json.load(open(path))
         for s in TEST_SETS:
             m[f"p1.img.acc_sampled[model={d['model']}][set={s}][N={d['N']}]"] = d["acc"][s]
+        for key, name in NUTS_METRICS.items():
+            if d.get(key) is not None:  # absent when not measurable (e.g. R-hat below 4 draws)
+                m[f"p1.img.nuts.{name}[model={d['model']}][N={d['N']}]"] = d[key]
     th = np.load(io.input.theory_l2h4)
     U = th["U_selected"][int(np.argmin(th["widths"]))]
     U_gd = np.array(json.load(open(io.input.gd_eval_l2h4))["U_gd"])

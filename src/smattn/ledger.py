@@ -5,7 +5,8 @@ Analysis rules write flat ``{id: number}`` JSON files; ``merge_metrics`` joins t
 sets each against the ledger:
 
 * ``kind: match`` — ours is within ``tolerance`` of the paper's number: ``pass`` / ``FAIL``;
-* ``kind: compare`` — ``check: {left: id, op: "<" | ">" | "<=" | ">=", right: id}`` holds: ``pass`` / ``FAIL``;
+* ``kind: compare`` — ``check: {left: id, op: "<" | ">" | "<=" | ">=", right: id | number}`` holds: ``pass`` /
+  ``FAIL`` (a number on the right is a target, e.g. a sampler's efficiency bound);
 * ``kind: deviation`` — a known, explained deviation: ``deviation explained`` (the explanation is shown);
 * ``kind: info`` — a number reported beside the paper's, without a verdict.
 """
@@ -71,7 +72,9 @@ def load_claims(paths: Iterable[str | Path]) -> list[dict]:
     return claims
 
 
-def _get(metrics: Mapping[str, float], key: str, claim: dict) -> float:
+def _get(metrics: Mapping[str, float], key, claim: dict) -> float:
+    if isinstance(key, (int, float)) and not isinstance(key, bool):
+        return float(key)
     if key not in metrics:
         raise KeyError(f"{claim['source']}: claim {claim['claim']!r} names metric {key!r}, which no rule wrote")
     return metrics[key]

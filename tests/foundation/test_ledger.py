@@ -32,11 +32,13 @@ def test_claims(tmp_path):
         {"claim": "layer 2 first", "kind": "compare", "check": {"left": "t2", "op": "<", "right": "t1"}},
         {"id": "thr", "claim": "threshold", "kind": "deviation", "paper": 0.3, "explanation": "different reading"},
         {"id": "acc", "claim": "info", "kind": "info"},
+        {"claim": "below a target", "kind": "compare", "check": {"left": "t2", "op": "<=", "right": 3}},
+        {"claim": "above a target", "kind": "compare", "check": {"left": "t1", "op": "<=", "right": 4.5}},
     ]
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(claims))
     rows = evaluate_claims(load_claims([path]), {"acc": 0.91, "acc2": 0.8, "t1": 5, "t2": 3, "thr": 0.4})
-    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "deviation explained", "info"]
+    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "deviation explained", "info", "pass", "FAIL"]
     assert "layer 2 first" in claims_html(rows, "smoke")
     with pytest.raises(KeyError, match="'thr', which no rule wrote"):
         evaluate_claims(load_claims([path]), {"acc": 1, "acc2": 1, "t1": 1, "t2": 0})

@@ -23,6 +23,8 @@ stiff (curvature ~ 1/T times the data scale) next to prior-dominated ones; remov
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,7 +41,7 @@ class CollapsedData:
 
     xbar_train: [P, H_tot, D], xbar_test: [P_test, H_tot, D] un-normalised path-attended inputs; y: [P];
     sigma0_sq: prior variance of ``V0``; dtype: a JAX float dtype. Attributes (JAX arrays of ``dtype``):
-    ``G`` [n_pairs, P, P] (the symmetrised Gram of :class:`~smattn.p1.kernels.PathGram` of
+    ``G`` [n_pairs, P * P] (the flattened symmetrised Gram of :class:`~smattn.p1.kernels.PathGram` of
     ``sqrt(sigma0_sq) xbar / sqrt(D H_tot)``, or None when it would exceed ``gram_max_bytes``; then ``K_U`` is
     contracted from ``xbar`` directly, P^2 H_tot D per evaluation instead of n_pairs P^2), ``iu`` the upper-triangle
     indices, ``xb``/``xt`` the scaled inputs, ``y``.
@@ -58,7 +60,9 @@ class CollapsedData:
         self.iu = np.triu_indices(Htot)
         n_pairs = len(self.iu[0])
         itemsize = np.dtype(np.float64 if dtype == jnp.float64 else np.float32).itemsize
-        self.G = jnp.asarray(PathGram(xi).G, dtype) if n_pairs * P * P * itemsize <= gram_max_bytes else None
+        use_gram = n_pairs * P * P * itemsize <= gram_max_bytes
+        # flattened [n_pairs, P * P]: XLA's CPU contraction over two trailing axes is ~20x slower than a matvec
+        self.G = jnp.asarray(PathGram(xi).G.reshape(n_pairs, P * P), dtype) if use_gram else None
         self.xb = jnp.asarray(xi, dtype)
         self.xt = jnp.asarray(xbar_test * scale, dtype)
         self.y = jnp.asarray(y, dtype)
@@ -74,10 +78,12 @@ class CollapsedData:
 
 
 def train_kernel(U, gram_or_xb, iu=None):
-    """K_U on the training set [P, P] for a symmetric U [H_tot, H_tot]: from the Gram tensor [n_pairs, P, P] when
-    ``iu`` (its upper-triangle indices) is given, else from the scaled inputs [P, H_tot, D] by direct contraction."""
+    """K_U on the training set [P, P] for a symmetric U [H_tot, H_tot]: from the flattened Gram tensor
+    [n_pairs, P * P] when ``iu`` (its upper-triangle indices) is given, else from the scaled inputs [P, H_tot, D] by
+    direct contraction."""
     if iu is not None:
-        return jnp.einsum("k,kab->ab", U[iu], gram_or_xb)
+        P = math.isqrt(int(gram_or_xb.shape[1]))
+        return (U[iu] @ gram_or_xb).reshape(P, P)
     return jnp.einsum("apd,pq,bqd->ab", gram_or_xb, U, gram_or_xb)
 
 

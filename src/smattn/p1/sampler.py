@@ -90,6 +90,16 @@ def split_rhat(x: np.ndarray) -> np.ndarray:
         return np.asarray(split_gelman_rubin(x))
 
 
+def _finite_or_none(obj):
+    if isinstance(obj, dict):
+        return {k: _finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite_or_none(v) for v in obj]
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
 def _nanmax(a) -> float:
     a = np.asarray(a, dtype=np.float64)
     return float(np.nanmax(a)) if np.isfinite(a).any() else float("nan")
@@ -179,6 +189,14 @@ class SampleResult:
                 "max_depth_fraction": self.max_depth_fraction, "grads_per_ess": self.grads_per_ess,
                 "ess_per_s_sampling": self.ess_per_s_sampling,
                 "step_size_mean": float(np.mean(self.step_size)) if self.step_size.size else float("nan")}
+
+    def record(self) -> dict:
+        """JSON-ready diagnostics: :meth:`summary` plus the U-entry R-hat / ESS arrays and the U standard error
+        (std / sqrt(ESS)); non-finite numbers become None."""
+        out = {**self.summary(), "U_mean": self.U_mean.tolist(), "rhat_U": self.rhat_U.tolist(),
+               "ess_U": self.ess_U.tolist(),
+               "U_sem": (self.U.std(axis=0) / np.sqrt(np.maximum(np.nan_to_num(self.ess_U), 1.0))).tolist()}
+        return _finite_or_none(out)
 
     def warnings(self, rhat_max: float = 1.01) -> list[str]:
         """Human-readable warnings: R-hat above ``rhat_max`` on U or f, divergences, transitions at max depth."""
