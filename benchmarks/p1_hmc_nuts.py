@@ -1,8 +1,14 @@
-"""Benchmark: NUTS on the HMC task (all four paths) at N = 10: ESS per second of the U entries, float64 vs float32.
+"""Benchmark: NUTS on the HMC task (all four paths), collapsed vs full sampler, per gradient and per second.
 
-JAX precision is process-wide, so each precision runs in its own subprocess. Prints wall time, min/mean ESS of the 16
-U entries, ESS/s, divergences, mean leapfrog steps and the sampled accuracy. Run:
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/p1_hmc_nuts.py [--N 10 --warmup 100 --samples 100]
+For each sampler (and precision) it prints gradients (leapfrog steps of the sampling phase, all chains) per effective
+sample (min bulk ESS over the U entries), ESS per second of the sampling phase with its compilation excluded, the
+estimated compilation time of the sampling loop, warm-up time (with its compilation), the fraction of transitions at
+the maximum tree depth, the mean tree depth and leapfrog steps, step size, divergences, max split R-hat of U and the
+sampled accuracy. JAX precision is process-wide, so each run is its own subprocess. Run:
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/p1_hmc_nuts.py [--N 10 --warmup 100 --samples 100 --chains 1]
+        [--samplers collapsed full] [--dtypes float64 float32]
+Add ``--images-export results/p1_images/L2H4/export.npz --images-theory results/p1_images/L2H4/theory.npz`` to run
+the image task instead (at --N, which must be a theory width, at the theory's selected T).
 """
 
 import argparse
@@ -12,27 +18,58 @@ import subprocess
 import sys
 
 
-def worker(dtype, N, warmup, samples, seed):
-    from smattn.device import jax_setup
-
-    platform = jax_setup(x64=(dtype == "float64"))
+def _hmc_inputs(N):
     import numpy as np
 
     from smattn.p1 import hmc_task as H
     from smattn.p1.action import Architecture
     from smattn.p1.attention import attentioned_inputs_from_heads
     from smattn.p1.predictor import accuracy
-    from smattn.p1.sampler import run_nuts
 
     tr, te = H.generate_hmc(100, H.SEED_TRAIN), H.generate_hmc(1000, H.SEED_TEST)
     heads = [{"W": W} for W in H.head_matrices("all")]
-    s = np.sqrt(231 * 4)
+    s = np.sqrt(tr.x.shape[2] * 4)
     xb = attentioned_inputs_from_heads(tr.x, heads, "last") * s
     xt = attentioned_inputs_from_heads(te.x, heads, "last") * s
-    r = run_nuts(xb, tr.y, xt, Architecture.equal_width((2, 2), N), 0.01, warmup, samples, 1, seed, dtype)
+    return xb, tr.y, xt, Architecture.equal_width((2, 2), N), 0.01, lambda f: accuracy(f, te.y)
+
+
+def _image_inputs(N, export, theory):
+    import numpy as np
+
+    from smattn.p1.action import Architecture
+    from smattn.p1.images.theory_grid import attentioned_sets
+    from smattn.p1.predictor import accuracy
+
+    with np.load(export) as z:
+        ex = {k: z[k] for k in z.files}
+    with np.load(theory) as z:
+        widths, T_sel = [int(w) for w in z["widths"]], z["T_selected"]
+    T = float(T_sel[widths.index(N)])
+    xi = attentioned_sets(ex)
+    scale = np.sqrt(ex["x_train"].shape[2] * xi["train"].shape[1])
+    heads = tuple(int(h) for h in ex["heads"])
+    y_test = ex["y_omniglot"].astype(np.float64)
+    return (xi["train"] * scale, ex["y_train"].astype(np.float64), xi["omniglot"] * scale,
+            Architecture.equal_width(heads, N), T, lambda f: accuracy(f, y_test))
+
+
+def worker(a):
+    from smattn.device import jax_setup
+
+    platform = jax_setup(x64=(a.worker_dtype == "float64"))
+    import numpy as np
+
+    from smattn.p1.sampler import run_nuts
+
+    if a.images_export:
+        xb, y, xt, arch, T, acc = _image_inputs(a.N, a.images_export, a.images_theory)
+    else:
+        xb, y, xt, arch, T, acc = _hmc_inputs(a.N)
+    r = run_nuts(xb, y, xt, arch, T, a.warmup, a.samples, a.chains, a.seed, a.worker_dtype, sampler=a.worker_sampler)
     out = r.summary()
-    out.update(platform=platform, acc=accuracy(r.mean_predictor, te.y), ess_per_s_min=out["ess_U_min"] / r.seconds,
-               ess_per_s_mean=out["ess_U_mean"] / r.seconds, U_mean=np.round(r.U_mean, 3).tolist())
+    out.update(platform=platform, acc=acc(r.mean_predictor), U_diag=np.round(np.diag(r.U_mean), 3).tolist(),
+               U_offdiag_max=float(np.abs(r.U_mean - np.diag(np.diag(r.U_mean))).max()))
     print("RESULT " + json.dumps(out))
 
 
@@ -41,25 +78,42 @@ def main():
     ap.add_argument("--N", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--samples", type=int, default=100)
+    ap.add_argument("--chains", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--worker", choices=["float64", "float32"])
+    ap.add_argument("--samplers", nargs="+", default=["collapsed", "full"])
+    ap.add_argument("--dtypes", nargs="+", default=["float64"])
+    ap.add_argument("--images-export")
+    ap.add_argument("--images-theory")
+    ap.add_argument("--worker-sampler")
+    ap.add_argument("--worker-dtype")
     a = ap.parse_args()
-    if a.worker:
-        worker(a.worker, a.N, a.warmup, a.samples, a.seed)
+    if a.worker_sampler:
+        worker(a)
         return
-    for dtype in ("float64", "float32"):
-        cmd = [sys.executable, __file__, "--worker", dtype, "--N", str(a.N), "--warmup", str(a.warmup),
-               "--samples", str(a.samples), "--seed", str(a.seed)]
-        res = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
-        line = [l for l in res.stdout.splitlines() if l.startswith("RESULT ")]
-        if not line:
-            print(f"{dtype}: failed\n{res.stderr[-2000:]}")
-            continue
-        r = json.loads(line[0][7:])
-        print(f"{dtype} ({r['platform']}): {r['seconds']:.1f} s incl. compile, ESS(U) min {r['ess_U_min']:.1f} "
-              f"mean {r['ess_U_mean']:.1f}, ESS/s min {r['ess_per_s_min']:.2f} mean {r['ess_per_s_mean']:.2f}, "
-              f"divergences {r['divergences']}, mean leapfrog {r['mean_leapfrog_steps']:.0f}, accept "
-              f"{r['accept_prob']:.2f}, sampled acc {r['acc']:.3f}, U diag {[row[i] for i, row in enumerate(r['U_mean'])]}")
+    common = ["--N", str(a.N), "--warmup", str(a.warmup), "--samples", str(a.samples), "--chains", str(a.chains),
+              "--seed", str(a.seed)]
+    if a.images_export:
+        common += ["--images-export", a.images_export, "--images-theory", a.images_theory]
+    task = "images" if a.images_export else "HMC"
+    print(f"{task} task, N = {a.N}, {a.chains} chain(s) x ({a.warmup} warm-up + {a.samples} samples), seed {a.seed}")
+    for sampler in a.samplers:
+        for dtype in a.dtypes:
+            cmd = [sys.executable, __file__, "--worker-sampler", sampler, "--worker-dtype", dtype, *common]
+            res = subprocess.run(cmd, check=False, capture_output=True, text=True, env=os.environ.copy())
+            line = [l for l in res.stdout.splitlines() if l.startswith("RESULT ")]
+            if not line:
+                print(f"{sampler} {dtype}: failed\n{res.stderr[-2000:]}")
+                continue
+            r = json.loads(line[0][7:])
+            print(f"{sampler:9s} {dtype} ({r['platform']}, {r['chain_method']}): "
+                  f"grads/ESS {r['grads_per_ess']:.0f}, ESS/s (sampling, no compile) {r['ess_per_s_sampling']:.2f}, "
+                  f"compile (sampling loop) {r['seconds_compile_sampling']:.1f} s, warm-up {r['seconds_warmup']:.1f} s, "
+                  f"sampling {r['seconds_sampling']:.1f} s, total {r['seconds']:.1f} s; at max depth "
+                  f"{100 * r['max_depth_fraction']:.1f} %, mean depth {r['mean_tree_depth']:.2f}, mean leapfrog "
+                  f"{r['mean_leapfrog_steps']:.0f}, step size {r['step_size_mean']:.3g}; ESS(U) min "
+                  f"{r['ess_U_min']:.1f}, R-hat(U) max {r['rhat_U_max']:.3f}, ESS(f) min {r['ess_f_min']:.1f}, "
+                  f"divergences {r['divergences']}, accept {r['accept_prob']:.2f}; sampled acc {r['acc']:.3f}, "
+                  f"U diag {r['U_diag']}, |U offdiag| max {r['U_offdiag_max']:.3f}")
 
 
 if __name__ == "__main__":

@@ -61,11 +61,8 @@ rule p1_hmc_sample:
         gpu=1,
     params:
         temperature=P1H["temperature"],
-        warmup=P1H["nuts_warmup"],
-        samples=P1H["nuts_samples"],
-        chains=P1H["nuts_chains"],
-        seed=P1H["nuts_seed"],
-        dtype=P1H["nuts_dtype"],
+        sampler=P1H["sampler"],
+        nuts=P1H["nuts_presets"][P1H["nuts_preset"]],
     script:
         "../scripts/p1_hmc_sample.py"
 

@@ -174,11 +174,8 @@ rule p1_images_sample:
         runtime=lambda wc: 60 if SCALE != "paper" else 720,
         gpu=1,
     params:
-        warmup=P1I["nuts_warmup"],
-        samples=P1I["nuts_samples"],
-        chains=P1I["nuts_chains"],
-        seed=P1I["nuts_seed"],
-        dtype=P1I["nuts_dtype"],
+        sampler=P1I["sampler"],
+        nuts=P1I["nuts_presets"][P1I["nuts_preset"]],
     script:
         "../scripts/p1_images_sample.py"
 

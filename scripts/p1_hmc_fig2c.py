@@ -19,6 +19,7 @@ def main(io):
     import matplotlib.pyplot as plt
 
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.p1.sampler import nuts_ledger_entries
 
     th = json.load(open(io.input.theory))
     samples = [json.load(open(f)) for f in (io.input.samples if isinstance(io.input.samples, list) else [io.input.samples])
@@ -73,6 +74,7 @@ def main(io):
         m[f"p1.hmc.acc_theory[N={fmt_id(r['N'])}]"] = r["acc"]
     for s in samples:
         m[f"p1.hmc.acc_sampled[N={fmt_id(s['N'])}]"] = s["acc"]
+        m.update(nuts_ledger_entries(s, "p1.hmc.nuts", f"[N={fmt_id(s['N'])}]"))
     m["p1.hmc.acc_gp_all"] = th["acc_gp"]
     m["p1.hmc.acc_gp_good"] = th["acc_gp_good"]
     m["p1.hmc.acc_gp_good_denoising"] = th["acc_gp_good_denoising"]

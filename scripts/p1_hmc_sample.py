@@ -1,5 +1,6 @@
-"""P1 HMC task: NUTS posterior samples of one variant at one width (spec §3, §4.3): sampled mean-predictor accuracy
-and sampled order parameter (Eq. 13), with divergences, r-hat and ESS. Weight samples are not stored."""
+"""P1 HMC task: NUTS posterior samples of one variant at one width (see docs/p1_theory.md): sampled mean-predictor
+accuracy and sampled order parameter (Eq. 13), with the sampler's diagnostics (split R-hat and bulk ESS of U and of
+the test predictions, gradients per effective sample, tree depths). Weight samples are not stored."""
 
 import numpy as np
 
@@ -8,9 +9,12 @@ from smattn.scriptio import run
 
 def main(io):
     from smattn.device import jax_setup
+    from smattn.p1.sampler import settings_for_width
 
     p = io.params
-    platform = jax_setup(x64=(p.dtype == "float64"))
+    variant, N = io.wildcards.variant, int(io.wildcards.N)
+    nuts = settings_for_width(p.nuts, N)
+    platform = jax_setup(x64=(nuts["dtype"] == "float64"))
     from smattn.io import write_json
     from smattn.p1 import hmc_task as H
     from smattn.p1.action import Architecture
@@ -18,7 +22,6 @@ def main(io):
     from smattn.p1.predictor import accuracy
     from smattn.p1.sampler import run_nuts
 
-    variant, N = io.wildcards.variant, int(io.wildcards.N)
     spec = H.VARIANTS[variant]
     train = H.generate_hmc(100, H.SEED_TRAIN, sigma_perp=spec["sigma_perp"])
     test = H.generate_hmc(1000, H.SEED_TEST, sigma_perp=spec["sigma_perp"])
@@ -29,16 +32,14 @@ def main(io):
     xb = attentioned_inputs_from_heads(train.x, heads, "last") * scale
     xbt = attentioned_inputs_from_heads(test.x, heads, "last") * scale
     arch = Architecture.equal_width((len(spec["layer1"]), len(spec["layer2"])), N)
-    res = run_nuts(xb, train.y, xbt, arch, float(p.temperature), int(p.warmup), int(p.samples), int(p.chains),
-                   int(p.seed), p.dtype)
+    res = run_nuts(xb, train.y, xbt, arch, float(p.temperature), nuts["warmup"], nuts["samples"], nuts["chains"],
+                   nuts["seed"], nuts["dtype"], sampler=p.sampler)
     acc = accuracy(res.mean_predictor, test.y)
-    out = {"variant": variant, "N": N, "acc": acc, "U_mean": res.U_mean.tolist(),
-           "U_sem": (res.U.std(axis=0) / np.sqrt(np.maximum(res.ess_U, 1.0))).tolist(),
-           "ess_U": res.ess_U.tolist(), "rhat_U": np.where(np.isfinite(res.rhat_U), res.rhat_U, -1.0).tolist(),
-           "warmup": int(p.warmup), "samples": int(p.samples), "chains": int(p.chains), "seed": int(p.seed),
-           "platform": platform, **res.summary()}
-    out["rhat_U_max"] = out["rhat_U_max"] if np.isfinite(out["rhat_U_max"]) else None
+    out = {"variant": variant, "N": N, "acc": acc, **{k: nuts[k] for k in ("warmup", "samples", "seed")},
+           "platform": platform, **res.record()}
     print(f"{variant} N={N}: sampled acc {acc:.3f}, {res.summary()}")
+    for w in res.warnings():
+        print(w)
     write_json(io.output.samples, out)
 
 

@@ -19,6 +19,7 @@ def main(io):
     import matplotlib.pyplot as plt
 
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.p1.sampler import nuts_ledger_entries
     from smattn.p1.images.theory_grid import TEST_SETS
 
     p = io.params
@@ -71,6 +72,7 @@ def main(io):
     for d in samples:
         for s in TEST_SETS:
             m[f"p1.img.acc_sampled[model={d['model']}][set={s}][N={d['N']}]"] = d["acc"][s]
+        m.update(nuts_ledger_entries(d, "p1.img.nuts", f"[model={d['model']}][N={d['N']}]"))
     write_metrics(io.output.metrics, m)
 
 

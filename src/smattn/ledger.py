@@ -5,9 +5,13 @@ Analysis rules write flat ``{id: number}`` JSON files; ``merge_metrics`` joins t
 sets each against the ledger:
 
 * ``kind: match`` — ours is within ``tolerance`` of the paper's number: ``pass`` / ``FAIL``;
-* ``kind: compare`` — ``check: {left: id, op: "<" | ">" | "<=" | ">=", right: id}`` holds: ``pass`` / ``FAIL``;
+* ``kind: compare`` — ``check: {left: id, op: "<" | ">" | "<=" | ">=", right: id | number}`` holds: ``pass`` /
+  ``FAIL`` (a number on the right is a target, e.g. a sampler's efficiency bound);
 * ``kind: deviation`` — a known, explained deviation: ``deviation explained`` (the explanation is shown);
 * ``kind: info`` — a number reported beside the paper's, without a verdict.
+
+``judged_at: [laptop, paper]`` on a match or compare claim limits its verdict to those scales; at the others it is
+``info`` (the smoke scale's samples are too small to decide, say, a sampler's R-hat).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from .io import read_json
 
 _OPS = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge}
 KINDS = ("match", "compare", "deviation", "info")
+SCALES = ("smoke", "laptop", "paper")
 
 
 def merge_metrics(paths: Iterable[str | Path]) -> dict[str, float]:
@@ -67,33 +72,46 @@ def load_claims(paths: Iterable[str | Path]) -> list[dict]:
                 raise ValueError(f"{where}: match needs 'paper' and 'tolerance'")
             if c["kind"] == "deviation" and not c.get("explanation"):
                 raise ValueError(f"{where}: deviation needs an 'explanation'")
+            judged = c.get("judged_at")
+            if judged is not None and (
+                not isinstance(judged, list) or not judged or any(s not in SCALES for s in judged)
+            ):
+                raise ValueError(f"{where}: judged_at must be a non-empty list of scales from {SCALES}")
             claims.append({**c, "source": str(path)})
     return claims
 
 
-def _get(metrics: Mapping[str, float], key: str, claim: dict) -> float:
+def _get(metrics: Mapping[str, float], key, claim: dict) -> float:
+    if isinstance(key, (int, float)) and not isinstance(key, bool):
+        return float(key)
     if key not in metrics:
         raise KeyError(f"{claim['source']}: claim {claim['claim']!r} names metric {key!r}, which no rule wrote")
     return metrics[key]
 
 
-def evaluate_claims(claims: list[dict], metrics: Mapping[str, float]) -> list[dict]:
-    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table."""
+def evaluate_claims(claims: list[dict], metrics: Mapping[str, float], scale: str | None = None) -> list[dict]:
+    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table.
+
+    A claim with ``judged_at: [scales]`` gets its verdict only at those scales; at any other ``scale`` it is
+    reported as ``info`` (its number is shown, but samples that small cannot decide it)."""
     rows = []
     for c in claims:
         kind = c["kind"]
+        not_judged = scale is not None and c.get("judged_at") is not None and scale not in c["judged_at"]
         if kind == "compare":
             chk = c["check"]
             left, right = _get(metrics, chk["left"], c), _get(metrics, chk["right"], c)
             ok = _OPS[chk["op"]](left, right)
             ident = f"{chk['left']} {chk['op']} {chk['right']}"
             ours = f"{left:.4g} {chk['op']} {right:.4g}"
-            status = "pass" if ok else "FAIL"
+            status = "info" if not_judged else ("pass" if ok else "FAIL")
         else:
             ident = c["id"]
             value = _get(metrics, ident, c)
             ours = f"{value:.4g}"
-            if kind == "match":
+            if kind == "match" and not_judged:
+                status = "info"
+            elif kind == "match":
                 status = "pass" if abs(value - float(c["paper"])) <= float(c["tolerance"]) else "FAIL"
             elif kind == "deviation":
                 status = "deviation explained"
@@ -107,7 +125,8 @@ def evaluate_claims(claims: list[dict], metrics: Mapping[str, float]) -> list[di
                 "paper": "" if paper is None else str(paper),
                 "ours": ours,
                 "status": status,
-                "explanation": c.get("explanation", ""),
+                "explanation": (f"(not judged at {scale} scale: judged at {', '.join(c['judged_at'])}) " if not_judged else "")
+                + c.get("explanation", ""),
             }
         )
     return rows

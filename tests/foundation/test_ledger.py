@@ -32,11 +32,13 @@ def test_claims(tmp_path):
         {"claim": "layer 2 first", "kind": "compare", "check": {"left": "t2", "op": "<", "right": "t1"}},
         {"id": "thr", "claim": "threshold", "kind": "deviation", "paper": 0.3, "explanation": "different reading"},
         {"id": "acc", "claim": "info", "kind": "info"},
+        {"claim": "below a target", "kind": "compare", "check": {"left": "t2", "op": "<=", "right": 3}},
+        {"claim": "above a target", "kind": "compare", "check": {"left": "t1", "op": "<=", "right": 4.5}},
     ]
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(claims))
     rows = evaluate_claims(load_claims([path]), {"acc": 0.91, "acc2": 0.8, "t1": 5, "t2": 3, "thr": 0.4})
-    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "deviation explained", "info"]
+    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "deviation explained", "info", "pass", "FAIL"]
     assert "layer 2 first" in claims_html(rows, "smoke")
     with pytest.raises(KeyError, match="'thr', which no rule wrote"):
         evaluate_claims(load_claims([path]), {"acc": 1, "acc2": 1, "t1": 1, "t2": 0})
@@ -81,3 +83,25 @@ def test_atomic_outputs_have_the_usual_permissions(tmp_path):
     finally:
         os.umask(umask)
     assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_judged_at_limits_the_verdict_to_its_scales(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "- check: {left: a, op: '<=', right: 1.01}\n  claim: r-hat\n  kind: compare\n  judged_at: [laptop, paper]\n"
+        "- id: a\n  claim: m\n  kind: match\n  paper: 1.0\n  tolerance: 0.001\n  judged_at: [paper]\n"
+    )
+    claims = load_claims([path])
+    smoke = evaluate_claims(claims, {"a": 1.5}, "smoke")
+    assert [r["status"] for r in smoke] == ["info", "info"]
+    assert "not judged at smoke scale" in smoke[0]["explanation"]
+    laptop = evaluate_claims(claims, {"a": 1.5}, "laptop")
+    assert [r["status"] for r in laptop] == ["FAIL", "info"]
+    assert [r["status"] for r in evaluate_claims(claims, {"a": 1.0}, "paper")] == ["pass", "pass"]
+
+
+def test_judged_at_must_name_scales(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("- id: a\n  claim: m\n  kind: info\n  judged_at: [huge]\n")
+    with pytest.raises(ValueError, match="judged_at"):
+        load_claims([path])

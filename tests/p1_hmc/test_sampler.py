@@ -5,6 +5,7 @@ remain on top of the sampling error, which the tolerances below allow for (they 
 """
 
 import numpy as np
+import pytest
 
 from smattn.p1.action import Architecture
 from smattn.p1.kernels import PathGram
@@ -13,7 +14,8 @@ from smattn.p1.predictor import predictor
 from smattn.p1.sampler import run_nuts
 
 
-def test_theory_matches_nuts_small_instance():
+@pytest.mark.parametrize("sampler", ["collapsed", "full"])
+def test_theory_matches_nuts_small_instance(sampler):
     rng = np.random.default_rng(0)
     P, Pt, Ht, D, N, T = 20, 30, 2, 8, 8, 0.1
     xbar = rng.standard_normal((P + Pt, Ht, D))
@@ -25,7 +27,7 @@ def test_theory_matches_nuts_small_instance():
     assert th.converged
     mean_th = predictor(th.U, xi[:P], y, xi[P:], T)
     s = run_nuts(xbar[:P], y, xbar[P:], arch, T, num_warmup=120, num_samples=120, num_chains=1, seed=0,
-                 max_tree_depth=6)
+                 max_tree_depth=6, sampler=sampler)
     assert s.divergences == 0
     assert s.U.shape == (120, 2, 2) and s.f_test.shape == (120, Pt)
     print(s.summary())
@@ -36,3 +38,31 @@ def test_theory_matches_nuts_small_instance():
     rel = np.abs(s.mean_predictor - mean_th).mean() / np.abs(mean_th).mean()
     assert rel < 0.15
     assert np.mean(np.sign(s.mean_predictor) == np.sign(mean_th)) > 0.9
+
+
+@pytest.mark.slow
+def test_collapsed_and_full_samplers_agree_on_the_hmc_task():
+    """HMC task (all four paths) at N = 10: the collapsed sampler (V0 integrated out) and the full sampler (the
+    authors' method) give the same U within Monte-Carlo error and the same mean predictor. ~3 CPU-minutes."""
+    from smattn.p1 import hmc_task as H
+    from smattn.p1.attention import attentioned_inputs_from_heads
+    from smattn.p1.predictor import accuracy
+
+    tr, te = H.generate_hmc(100, H.SEED_TRAIN), H.generate_hmc(1000, H.SEED_TEST)
+    heads = [{"W": W} for W in H.head_matrices("all")]
+    s = np.sqrt(tr.x.shape[2] * 4)
+    xb = attentioned_inputs_from_heads(tr.x, heads, "last") * s
+    xt = attentioned_inputs_from_heads(te.x, heads, "last") * s
+    arch = Architecture.equal_width((2, 2), 10)
+    res = {k: run_nuts(xb, tr.y, xt, arch, 0.01, 100, 100, 2 if k == "collapsed" else 1, 1, sampler=k)
+           for k in ("collapsed", "full")}
+    c, f = res["collapsed"], res["full"]
+    assert c.max_depth_fraction == 0.0 and c.divergences == 0
+    iu = np.triu_indices(4)
+    sem = {k: r.U.std(axis=0)[iu] / np.sqrt(np.maximum(r.ess_U[iu], 1.0)) for k, r in res.items()}
+    z = np.abs(c.U_mean[iu] - f.U_mean[iu]) / np.sqrt(sem["collapsed"] ** 2 + sem["full"] ** 2)
+    assert z.max() < 4, (z, c.U_mean, f.U_mean)
+    acc_c, acc_f = accuracy(c.mean_predictor, te.y), accuracy(f.mean_predictor, te.y)
+    # 0.02 = 20 of the 1000 test chains, all near the decision boundary where the two Monte-Carlo means differ
+    assert abs(acc_c - acc_f) <= 0.02, (acc_c, acc_f)
+    assert np.mean(np.sign(c.mean_predictor) == np.sign(f.mean_predictor)) >= 0.97

@@ -17,18 +17,19 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 
-def n_layers(weights: dict) -> int:
+def n_layers(weights: dict, need_v0: bool = True) -> int:
+    """Number of value layers L (keys V1..VL); the weights need ``a`` and, unless ``need_v0`` is False, ``V0``."""
     L = 0
     while f"V{L + 1}" in weights:
         L += 1
-    if L == 0 or "V0" not in weights or "a" not in weights:
+    if L == 0 or (need_v0 and "V0" not in weights) or "a" not in weights:
         raise ValueError(f"weights need V0, V1..VL and a; got keys {sorted(weights)}")
     return L
 
 
 def effective_weights(weights: dict):
-    """w [H_tot, N_0] from readout and value weights (no V0, no 1/sqrt(H) factors)."""
-    L = n_layers(weights)
+    """w [H_tot, N_0] from readout and value weights (V0 is not used and may be absent; no 1/sqrt(H) factors)."""
+    L = n_layers(weights, need_v0=False)
     VL = weights[f"V{L}"]  # [H_L, N_L, N_{L-1}]
     R = jnp.einsum("n,hnm->hm", weights["a"], VL) / jnp.sqrt(VL.shape[1])
     for l in range(L - 1, 0, -1):

@@ -1,4 +1,4 @@
-"""NumPyro NUTS sampler of the Bayesian network's posterior (spec §3).
+"""NumPyro NUTS sampler of the Bayesian network's posterior (see ``docs/p1_theory.md``).
 
 All Bayesian weights (``V0`` [N_0, D], ``Vl`` [H_l, N_l, N_{l-1}], ``a`` [N_L]) get i.i.d. Gaussian priors with the
 block's variance; the likelihood is ``y ~ N(f(x), T)`` (variance T = the Gibbs temperature), so the posterior is the
@@ -6,9 +6,19 @@ Gibbs distribution of the theory. The fixed attention enters through the path-at
 (``sum_s abar_pi(s) x_s``); the forward pass :func:`smattn.p1.network.forward_paths` equals the layer-by-layer
 network exactly.
 
+Two samplers of the same posterior:
+
+* ``"collapsed"`` (default): ``V0`` is integrated out analytically (:mod:`smattn.p1.collapsed`); NUTS samples only
+  ``V1..VL, a`` under the marginal likelihood ``y ~ N(0, K_U + T I)``, and each sample's test predictions are the
+  Gaussian-process mean given that sample (Rao-Blackwellised). The stiff data-spanned ``V0`` directions are gone, so
+  trees are ~50x shallower at the same accuracy of U and f.
+* ``"full"``: every weight sampled, the authors' method (every transition tends to hit the maximum tree depth).
+
 Weight samples are never stored: a NumPyro ``postprocess_fn`` maps each sample to its test predictions
 ``f_test`` [P_test] and its order parameter ``U`` [H_tot, H_tot] (Eq. 13), which are all that is kept.
-Diagnostics: divergences, mean acceptance, split r-hat and ESS of the U entries, wall time.
+Diagnostics (raw weights are not identifiable, so only on U and f): divergences, acceptance, split R-hat and bulk
+(rank-normalised) ESS of the U entries and of the test predictions, leapfrog steps per transition, fraction of
+transitions at the maximum tree depth, warm-up and sampling wall time, and an estimate of the compilation time.
 
 Precision: float64 needs ``jax_enable_x64`` (the default in this project); float32 needs it *off* (JAX's
 precision is process-wide), so run float32 sampling in its own process.
@@ -17,7 +27,8 @@ precision is process-wide), so run float32 sampling in its own process.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -26,10 +37,89 @@ import numpy as np
 from .action import Architecture
 from .network import forward_paths, order_parameter_sample
 
+SAMPLERS = ("collapsed", "full")
+SETTING_KEYS = ("chains", "warmup", "samples", "seed", "dtype")
+
+
+def settings_for_width(table: dict, N: int) -> dict:
+    """NUTS settings of width N from a per-width table ``{"<N>" | "default": {chains, warmup, samples, seed, dtype}}``.
+
+    The entry of N itself wins over ``default``; every key of :data:`SETTING_KEYS` must be present."""
+    key = str(int(N))
+    entry = table.get(key, table.get(int(N), table.get("default")))
+    if entry is None:
+        raise KeyError(f"no NUTS settings for N = {N} and no 'default' entry (keys: {sorted(map(str, table))})")
+    missing = [k for k in SETTING_KEYS if k not in entry]
+    if missing:
+        raise KeyError(f"NUTS settings for N = {N} lack {missing}")
+    return {k: entry[k] for k in SETTING_KEYS}
+
+
+def default_chain_method() -> str:
+    """'vectorized' on a GPU (chains batched in one program), else 'sequential' (no extra host devices needed)."""
+    return "vectorized" if jax.default_backend() == "gpu" else "sequential"
+
+
+def bulk_ess(x: np.ndarray) -> np.ndarray:
+    """Bulk ESS (rank-normalised split chains, Vehtari et al. 2021). x: [chains, draws, ...] -> [...].
+
+    NaN when there are fewer than 4 draws per chain."""
+    from numpyro.diagnostics import effective_sample_size
+    from scipy.special import ndtri
+    from scipy.stats import rankdata
+
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape[1] < 4:
+        return np.full(x.shape[2:], np.nan)
+    h = x.shape[1] // 2
+    split = np.concatenate([x[:, :h], x[:, -h:]], axis=0)  # [2 chains, h, ...]
+    S = split.shape[0] * h
+    r = rankdata(split.reshape(S, -1), axis=0).reshape(split.shape)
+    z = ndtri((r - 0.375) / (S + 0.25))
+    return np.asarray(effective_sample_size(z))
+
+
+def split_rhat(x: np.ndarray) -> np.ndarray:
+    """Split R-hat (numpyro.diagnostics.split_gelman_rubin). x: [chains, draws, ...] -> [...]; NaN below 4 draws."""
+    from numpyro.diagnostics import split_gelman_rubin
+
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape[1] < 4:
+        return np.full(x.shape[2:], np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(split_gelman_rubin(x))
+
+
+def _finite_or_none(obj):
+    if isinstance(obj, dict):
+        return {k: _finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite_or_none(v) for v in obj]
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
+def _nanmax(a) -> float:
+    a = np.asarray(a, dtype=np.float64)
+    return float(np.nanmax(a)) if np.isfinite(a).any() else float("nan")
+
+
+def _nanmin(a) -> float:
+    a = np.asarray(a, dtype=np.float64)
+    return float(np.nanmin(a)) if np.isfinite(a).any() else float("nan")
+
 
 @dataclass
 class SampleResult:
-    """f_test: [n_samples_total, P_test]; U: [n_samples_total, H, H] (chains pooled) plus diagnostics."""
+    """Pooled samples and diagnostics of one NUTS run.
+
+    f_test: [chains * samples, P_test]; U: [chains * samples, H, H]; U_by_chain: [chains, samples, H, H];
+    rhat_U, ess_U: [H, H] (split R-hat, bulk ESS); rhat_f, ess_f: [P_test]; num_steps: [chains, samples] leapfrog
+    steps (= gradient evaluations) per kept transition; step_size: [chains]; seconds: whole run incl. compilation;
+    seconds_warmup (incl. its compilation); seconds_sampling (sampling phase); seconds_compile_sampling: estimated
+    compilation time inside the sampling phase (NaN when not measurable).
+    """
 
     f_test: np.ndarray
     U: np.ndarray
@@ -41,6 +131,16 @@ class SampleResult:
     seconds: float
     dtype: str
     mean_leapfrog_steps: float = float("nan")
+    sampler: str = "full"
+    chain_method: str = "sequential"
+    max_tree_depth: int = 10
+    num_steps: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    step_size: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rhat_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ess_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    seconds_warmup: float = float("nan")
+    seconds_sampling: float = float("nan")
+    seconds_compile_sampling: float = float("nan")
 
     @property
     def mean_predictor(self) -> np.ndarray:
@@ -50,15 +150,69 @@ class SampleResult:
     def U_mean(self) -> np.ndarray:
         return self.U.mean(axis=0)
 
+    @property
+    def n_chains(self) -> int:
+        return int(self.U_by_chain.shape[0])
+
+    @property
+    def grads_per_ess(self) -> float:
+        """Gradient evaluations of the sampling phase (all chains) per effective sample (min bulk ESS over U)."""
+        return float(self.num_steps.sum()) / _nanmin(self.ess_U)
+
+    @property
+    def max_depth_fraction(self) -> float:
+        """Fraction of kept transitions whose trajectory reached the maximum tree depth (2^depth - 1 steps)."""
+        return float(np.mean(self.num_steps >= 2 ** self.max_tree_depth - 1))
+
+    @property
+    def mean_tree_depth(self) -> float:
+        """Mean tree depth ceil(log2(steps + 1)) of the kept transitions."""
+        return float(np.mean(np.ceil(np.log2(self.num_steps + 1.0))))
+
+    @property
+    def ess_per_s_sampling(self) -> float:
+        """min bulk ESS over U per second of the sampling phase, its compilation excluded where it was measured."""
+        c = self.seconds_compile_sampling
+        t = self.seconds_sampling - (c if np.isfinite(c) else 0.0)
+        return _nanmin(self.ess_U) / t
+
     def summary(self) -> dict:
-        return {"divergences": int(self.divergences), "accept_prob": float(self.accept_prob),
-                "rhat_U_max": float(np.nanmax(self.rhat_U)) if np.isfinite(self.rhat_U).any() else float("nan"),
-                "ess_U_min": float(np.nanmin(self.ess_U)), "ess_U_mean": float(np.nanmean(self.ess_U)),
-                "seconds": float(self.seconds), "dtype": self.dtype, "n_samples": int(self.U.shape[0]),
-                "mean_leapfrog_steps": float(self.mean_leapfrog_steps)}
+        return {"sampler": self.sampler, "chain_method": self.chain_method, "chains": self.n_chains,
+                "divergences": int(self.divergences), "accept_prob": float(self.accept_prob),
+                "rhat_U_max": _nanmax(self.rhat_U), "ess_U_min": _nanmin(self.ess_U),
+                "ess_U_mean": float(np.nanmean(self.ess_U)), "rhat_f_max": _nanmax(self.rhat_f),
+                "ess_f_min": _nanmin(self.ess_f), "seconds": float(self.seconds),
+                "seconds_warmup": float(self.seconds_warmup), "seconds_sampling": float(self.seconds_sampling),
+                "seconds_compile_sampling": float(self.seconds_compile_sampling), "dtype": self.dtype,
+                "n_samples": int(self.U.shape[0]), "mean_leapfrog_steps": float(self.mean_leapfrog_steps),
+                "mean_tree_depth": self.mean_tree_depth, "max_tree_depth": int(self.max_tree_depth),
+                "max_depth_fraction": self.max_depth_fraction, "grads_per_ess": self.grads_per_ess,
+                "ess_per_s_sampling": self.ess_per_s_sampling,
+                "step_size_mean": float(np.mean(self.step_size)) if self.step_size.size else float("nan")}
+
+    def record(self) -> dict:
+        """JSON-ready diagnostics: :meth:`summary` plus the U-entry R-hat / ESS arrays and the U standard error
+        (std / sqrt(ESS)); non-finite numbers become None."""
+        out = {**self.summary(), "U_mean": self.U_mean.tolist(), "rhat_U": self.rhat_U.tolist(),
+               "ess_U": self.ess_U.tolist(),
+               "U_sem": (self.U.std(axis=0) / np.sqrt(np.maximum(np.nan_to_num(self.ess_U), 1.0))).tolist()}
+        return _finite_or_none(out)
+
+    def warnings(self, rhat_max: float = 1.01) -> list[str]:
+        """Human-readable warnings: R-hat above ``rhat_max`` on U or f, divergences, transitions at max depth."""
+        out = []
+        for name, r in (("U", self.rhat_U), ("f_test", self.rhat_f)):
+            if _nanmax(r) > rhat_max:
+                out.append(f"WARNING: split R-hat of {name} up to {_nanmax(r):.3f} > {rhat_max} "
+                           f"({int(np.sum(np.asarray(r) > rhat_max))} entries): chains disagree")
+        if self.divergences:
+            out.append(f"WARNING: {self.divergences} divergent transitions")
+        if self.max_depth_fraction > 0.01:
+            out.append(f"WARNING: {100 * self.max_depth_fraction:.0f} % of transitions at the maximum tree depth")
+        return out
 
 
-def _model(xbar, y, arch: Architecture, temperature, dtype):
+def _full_model(xbar, y, arch: Architecture = None, temperature=None, dtype=None):
     import numpyro
     import numpyro.distributions as dist
 
@@ -77,16 +231,23 @@ def _model(xbar, y, arch: Architecture, temperature, dtype):
 
 def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch: Architecture, temperature: float,
              num_warmup: int, num_samples: int, num_chains: int = 1, seed: int = 1, dtype: str = "float64",
-             temperature_min: float = 1e-3, test_chunk: int = 1000, max_tree_depth: int = 10) -> SampleResult:
+             temperature_min: float = 1e-3, test_chunk: int = 1000, max_tree_depth: int = 10,
+             sampler: str = "collapsed", chain_method: str | None = None) -> SampleResult:
     """Sample the posterior with NUTS (NumPyro defaults), keeping only test predictions and U per sample.
 
     xbar_*: [P, H_tot, D] un-normalised path-attended inputs; y: [P]; the likelihood variance is
     max(temperature, temperature_min) as in the reference. NUTS settings are NumPyro's defaults (target acceptance
-    0.8, diagonal mass matrix) with ``max_tree_depth`` (default 10, as in the reference).
+    0.8, diagonal mass matrix) with ``max_tree_depth`` (default 10, as in the reference). ``sampler``: "collapsed"
+    (V0 integrated out, GP-mean test predictions) or "full" (all weights, the authors' method). ``chain_method``:
+    NumPyro's; None picks :func:`default_chain_method`. The sampling phase runs in two equal halves when
+    ``num_samples`` is even, so that the compilation of its loop (paid in the first half only) can be estimated.
     """
-    from numpyro.diagnostics import effective_sample_size, split_gelman_rubin
     from numpyro.infer import MCMC, NUTS
 
+    from . import collapsed as C
+
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
     if dtype not in ("float64", "float32"):
         raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
     x64 = bool(jax.config.jax_enable_x64)
@@ -97,31 +258,82 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
         raise ValueError(f"xbar shapes {xbar_train.shape}, {xbar_test.shape} do not match {arch.n_paths} paths")
     if any(float(n) != int(n) for n in arch.widths):
         raise ValueError(f"widths must be integers for sampling, got {arch.widths}")
+    chain_method = chain_method or default_chain_method()
     jdt = jnp.float64 if dtype == "float64" else jnp.float32
-    xb = jnp.asarray(xbar_train, jdt)
-    yt = jnp.asarray(y, jdt)
-    xt = jnp.asarray(xbar_test, jdt)
     T = max(float(temperature), float(temperature_min))
 
-    def post(z):
-        f_parts = [forward_paths(z, xt[i:i + test_chunk]) for i in range(0, xt.shape[0], test_chunk)]
-        return {"f_test": jnp.concatenate(f_parts), "U": order_parameter_sample(z)}
+    if sampler == "full":
+        xb = jnp.asarray(xbar_train, jdt)
+        xt = jnp.asarray(xbar_test, jdt)
 
-    kernel = NUTS(_model, max_tree_depth=int(max_tree_depth))
-    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                chain_method="sequential", progress_bar=False, postprocess_fn=post)
+        def post(z):
+            f_parts = [forward_paths(z, xt[i:i + test_chunk]) for i in range(0, xt.shape[0], test_chunk)]
+            return {"f_test": jnp.concatenate(f_parts), "U": order_parameter_sample(z)}
+
+        model = partial(_full_model, arch=arch, temperature=T, dtype=jdt)
+        args, jit_args = (xb, jnp.asarray(y, jdt)), False
+    else:
+        data = C.CollapsedData(xbar_train, y, xbar_test, float(arch.sigma2[0]), jdt)
+        post = C.postprocess(data, jnp.asarray(T, jdt), int(arch.widths[0]))
+        model = partial(C.collapsed_weights_model, arch=arch, iu=data.model_iu, temperature=T, dtype=jdt)
+        args, jit_args = data.model_args(), True
+
+    halves = 2 if num_samples % 2 == 0 and num_samples >= 2 else 1
+    chunk = num_samples // halves
+    mcmc = MCMC(NUTS(model, max_tree_depth=int(max_tree_depth)), num_warmup=num_warmup, num_samples=chunk,
+                num_chains=num_chains, chain_method=chain_method, progress_bar=False, postprocess_fn=post,
+                jit_model_args=jit_args)
+    fields = ("diverging", "accept_prob", "num_steps", "adapt_state.step_size")
     t0 = time.perf_counter()
-    mcmc.run(jax.random.PRNGKey(seed), xb, yt, arch, T, jdt,
-             extra_fields=("diverging", "accept_prob", "num_steps"))
-    s = mcmc.get_samples(group_by_chain=True)
-    extra = mcmc.get_extra_fields(group_by_chain=True)
-    U_c = np.asarray(s["U"], dtype=np.float64)  # [chains, samples, H, H]
-    f_c = np.asarray(s["f_test"], dtype=np.float64)
-    seconds = time.perf_counter() - t0
-    ess = np.asarray(effective_sample_size(U_c))
-    rhat = np.asarray(split_gelman_rubin(U_c)) if num_chains > 1 else np.full(U_c.shape[2:], np.nan)
+    mcmc.warmup(jax.random.PRNGKey(seed), *args, extra_fields=fields, collect_warmup=False)
+    jax.block_until_ready(mcmc.post_warmup_state)
+    t1 = time.perf_counter()
+    parts, times = [], []
+    for _ in range(halves):
+        ts = time.perf_counter()
+        mcmc.run(mcmc.post_warmup_state.rng_key, *args, extra_fields=fields)
+        smp = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+        ext = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+        times.append(time.perf_counter() - ts)
+        parts.append((smp, ext))
+        mcmc.post_warmup_state = mcmc.last_state
+    t2 = time.perf_counter()
+
+    def cat(i, k):
+        return np.concatenate([p[i][k] for p in parts], axis=1)
+
+    U_c = cat(0, "U").astype(np.float64)  # [chains, samples, H, H]
+    f_c = cat(0, "f_test").astype(np.float64)  # [chains, samples, P_test]
+    steps = cat(1, "num_steps").astype(np.int64)
+    if halves == 2:
+        s1, s2 = parts[0][1]["num_steps"].sum(), parts[1][1]["num_steps"].sum()
+        compile_s = max(times[0] - s1 * times[1] / max(s2, 1), 0.0)
+    else:
+        compile_s = float("nan")
     return SampleResult(f_test=f_c.reshape(-1, f_c.shape[-1]), U=U_c.reshape(-1, *U_c.shape[2:]), U_by_chain=U_c,
-                        divergences=int(np.asarray(extra["diverging"]).sum()),
-                        accept_prob=float(np.asarray(extra["accept_prob"]).mean()), rhat_U=rhat, ess_U=ess,
-                        mean_leapfrog_steps=float(np.asarray(extra["num_steps"]).mean()),
-                        seconds=seconds, dtype=dtype)
+                        divergences=int(cat(1, "diverging").sum()), accept_prob=float(cat(1, "accept_prob").mean()),
+                        rhat_U=split_rhat(U_c), ess_U=bulk_ess(U_c), rhat_f=split_rhat(f_c), ess_f=bulk_ess(f_c),
+                        mean_leapfrog_steps=float(steps.mean()), num_steps=steps,
+                        step_size=cat(1, "adapt_state.step_size")[:, -1].astype(np.float64),
+                        seconds=t2 - t0, seconds_warmup=t1 - t0, seconds_sampling=t2 - t1,
+                        seconds_compile_sampling=compile_s, dtype=dtype, sampler=sampler, chain_method=chain_method,
+                        max_tree_depth=int(max_tree_depth))
+
+
+# sample-record key -> ledger name of the sampler's efficiency and convergence (rhat_max: split R-hat over U)
+NUTS_LEDGER_NAMES = {
+    "grads_per_ess": "grads_per_ess",
+    "max_depth_fraction": "max_depth_fraction",
+    "rhat_U_max": "rhat_max",
+    "ess_per_s_sampling": "ess_per_s_sampling",
+}
+
+
+def nuts_ledger_entries(record: dict, prefix: str, suffix: str) -> dict[str, float]:
+    """Ledger entries ``<prefix>.<name><suffix>`` of one sampling record's diagnostics (a dict written by a sampling
+    script); a diagnostic that was not measurable (None, e.g. R-hat below 4 draws) is left out."""
+    return {
+        f"{prefix}.{name}{suffix}": float(record[key])
+        for key, name in NUTS_LEDGER_NAMES.items()
+        if record.get(key) is not None
+    }

@@ -1,0 +1,183 @@
+"""The P1 Bayesian network with the input projection ``V0`` integrated out (the collapsed posterior).
+
+Given the other weights (``V1`` .. ``VL``, ``a``), the network output is linear in ``V0`` [N_0, D] (see
+:func:`smattn.p1.network.forward_paths`), and ``V0`` has an i.i.d. Gaussian prior of variance ``sigma0^2``, so the
+training outputs are jointly Gaussian given the rest:
+
+    f | rest ~ N(0, K_U),   K_U(x, x') = sigma0^2 / (D H_tot) * sum_{pi pi'} U_{pi pi'} xbar_pi(x) . xbar_pi'(x'),
+
+with ``U = w w^T / N_0`` the sampled order parameter (paper Eq. 13) and ``xbar`` the un-normalised path-attended
+inputs [P, H_tot, D]. This is the renormalised kernel of the theory (paper Eq. 7; ``xi = sigma0 xbar / sqrt(D H_tot)``
+in :mod:`smattn.p1.kernels`). With the likelihood ``y ~ N(f, T)`` the marginal likelihood of the remaining weights is
+
+    y | rest ~ N(0, K_U + T I)   (P x P, one Cholesky factorisation per evaluation),
+
+and the posterior of ``V0`` given the rest is Gaussian, so a test prediction per sample is replaced by its
+conditional mean ``k_U(x*)^T (K_U + T I)^{-1} y`` (the Gaussian-process mean with kernel ``K_U``; Rao-Blackwellised:
+same expectation over the posterior as the full model's ``f(x*)``, smaller variance). The marginal posterior of
+(``V1`` .. ``VL``, ``a``), hence of ``U``, is exactly that of the full model. See ``docs/p1_theory.md``.
+
+Why: the likelihood pins the training outputs to within sqrt(T), which makes the data-spanned ``V0`` directions
+stiff (curvature ~ 1/T times the data scale) next to prior-dominated ones; removing ``V0`` removes that stiffness.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.linalg import cho_solve, solve_triangular
+
+from .kernels import PathGram
+from .network import effective_weights
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class CollapsedData:
+    """Training and test inputs of the collapsed model, with the path-pair Gram tensor of the training set.
+
+    xbar_train: [P, H_tot, D], xbar_test: [P_test, H_tot, D] un-normalised path-attended inputs; y: [P];
+    sigma0_sq: prior variance of ``V0``; dtype: a JAX float dtype. Attributes (JAX arrays of ``dtype``):
+    ``G`` [n_pairs, P * P] (the flattened symmetrised Gram of :class:`~smattn.p1.kernels.PathGram` of
+    ``sqrt(sigma0_sq) xbar / sqrt(D H_tot)``, or None when it would exceed ``gram_max_bytes``; then ``K_U`` is
+    contracted from ``xbar`` directly, P^2 H_tot D per evaluation instead of n_pairs P^2), ``iu`` the upper-triangle
+    indices, ``xb``/``xt`` the scaled inputs, ``y``.
+    """
+
+    def __init__(self, xbar_train, y, xbar_test, sigma0_sq: float, dtype, gram_max_bytes: float = 1.0e9):
+        xbar_train = np.asarray(xbar_train, dtype=np.float64)
+        xbar_test = np.asarray(xbar_test, dtype=np.float64)
+        P, Htot, D = xbar_train.shape
+        if xbar_test.shape[1:] != (Htot, D) or np.shape(y) != (P,):
+            raise ValueError(f"shapes do not match: xbar_train {xbar_train.shape}, y {np.shape(y)}, "
+                             f"xbar_test {xbar_test.shape}")
+        scale = np.sqrt(float(sigma0_sq) / (D * Htot))
+        xi = xbar_train * scale
+        self.P, self.Htot, self.D = P, Htot, D
+        self.iu = np.triu_indices(Htot)
+        n_pairs = len(self.iu[0])
+        itemsize = np.dtype(np.float64 if dtype == jnp.float64 else np.float32).itemsize
+        use_gram = n_pairs * P * P * itemsize <= gram_max_bytes
+        # flattened [n_pairs, P * P]: XLA's CPU contraction over two trailing axes is ~20x slower than a matvec
+        self.G = jnp.asarray(PathGram(xi).G.reshape(n_pairs, P * P), dtype) if use_gram else None
+        self.xb = jnp.asarray(xi, dtype)
+        self.xt = jnp.asarray(xbar_test * scale, dtype)
+        self.y = jnp.asarray(y, dtype)
+
+    def model_args(self) -> tuple:
+        """The arrays the NumPyro model takes as arguments (traced, not baked into the compiled program)."""
+        return (self.G if self.G is not None else self.xb, self.y)
+
+    @property
+    def model_iu(self):
+        """``iu`` for :func:`train_kernel` with :meth:`model_args` (None when the Gram tensor was not built)."""
+        return self.iu if self.G is not None else None
+
+
+def train_kernel(U, gram_or_xb, iu=None):
+    """K_U on the training set [P, P] for a symmetric U [H_tot, H_tot]: from the flattened Gram tensor
+    [n_pairs, P * P] when ``iu`` (its upper-triangle indices) is given, else from the scaled inputs [P, H_tot, D] by
+    direct contraction."""
+    if iu is not None:
+        P = math.isqrt(int(gram_or_xb.shape[1]))
+        return (U[iu] @ gram_or_xb).reshape(P, P)
+    return jnp.einsum("apd,pq,bqd->ab", gram_or_xb, U, gram_or_xb)
+
+
+@jax.custom_vjp
+def gaussian_log_density(S, y):
+    """log N(y; 0, S) for a symmetric positive-definite S [P, P] and y [P] (scalar).
+
+    Its gradient is the closed form d/dS = (alpha alpha^T - S^{-1}) / 2, d/dy = -alpha with alpha = S^{-1} y,
+    from one Cholesky factorisation (about half the cost of differentiating through the factorisation)."""
+    return _gaussian_log_density_fwd(S, y)[0]
+
+
+def _gaussian_log_density_fwd(S, y):
+    P = y.shape[0]
+    C = jnp.linalg.cholesky(S)
+    z = solve_triangular(C, y, lower=True)
+    alpha = solve_triangular(C.T, z, lower=False)
+    C_inv = solve_triangular(C, jnp.eye(P, dtype=S.dtype), lower=True)
+    value = -0.5 * jnp.dot(z, z) - jnp.sum(jnp.log(jnp.diag(C))) - 0.5 * P * _LOG_2PI
+    return value, (alpha, C_inv.T @ C_inv)
+
+
+def _gaussian_log_density_bwd(res, g):
+    alpha, S_inv = res
+    return g * 0.5 * (jnp.outer(alpha, alpha) - S_inv), -g * alpha
+
+
+gaussian_log_density.defvjp(_gaussian_log_density_fwd, _gaussian_log_density_bwd)
+
+
+def marginal_log_likelihood(K, y, temperature):
+    """log N(y; 0, K + T I) of the training labels y [P] given the kernel K [P, P] (scalar)."""
+    return gaussian_log_density(K + temperature * jnp.eye(y.shape[0], dtype=K.dtype), y)
+
+
+def gp_mean(U, data: CollapsedData, temperature):
+    """Test predictions k_U(x*)^T (K_U + T I)^{-1} y [P_test] given U [H, H]."""
+    K = train_kernel(U, data.xb)
+    alpha = cho_solve((jnp.linalg.cholesky(K + temperature * jnp.eye(data.P, dtype=K.dtype)), True), data.y)
+    v = jnp.einsum("b,bqd->qd", alpha, data.xb)  # [H, D]
+    return jnp.einsum("apd,pq,qd->a", data.xt, U, v)
+
+
+def collapsed_weights_model(gram_or_xb, y, arch=None, iu=None, temperature=None, dtype=None):
+    """NumPyro model over V1..VL and a (priors as in the full model) with the V0-marginal likelihood.
+
+    gram_or_xb, y: :meth:`CollapsedData.model_args`; arch (an :class:`~smattn.p1.action.Architecture`), iu
+    (``CollapsedData.model_iu``), temperature and dtype are bound with functools.partial (static)."""
+    import numpyro
+    import numpyro.distributions as dist
+
+    N = [int(n) for n in arch.widths]
+    weights = {}
+    for l, H in enumerate(arch.heads, start=1):
+        sl = jnp.sqrt(jnp.asarray(arch.sigma2[l], dtype))
+        weights[f"V{l}"] = numpyro.sample(f"V{l}", dist.Normal(jnp.zeros((H, N[l], N[l - 1]), dtype), sl))
+    sa = jnp.sqrt(jnp.asarray(arch.sigma2_a, dtype))
+    weights["a"] = numpyro.sample("a", dist.Normal(jnp.zeros((N[-1],), dtype), sa))
+    U = order_parameter(weights, N[0])
+    numpyro.factor("y", marginal_log_likelihood(train_kernel(U, gram_or_xb, iu), y, jnp.asarray(temperature, dtype)))
+
+
+def order_parameter(weights: dict, N0: int):
+    """U = w w^T / N_0 [H_tot, H_tot] from V1..VL and a (V0 is not needed)."""
+    w = effective_weights(weights)
+    return w @ w.T / N0
+
+
+def postprocess(data: CollapsedData, temperature, N0: int):
+    """A NumPyro postprocess function: weights (no V0) -> {'f_test': GP mean [P_test], 'U': [H, H]}."""
+
+    def post(z):
+        U = order_parameter(z, N0)
+        return {"f_test": gp_mean(U, data, temperature), "U": U}
+
+    return post
+
+
+def sample_v0_conditional(key, weights: dict, xbar_train, y, temperature, sigma0_sq: float = 1.0):
+    """One exact draw of V0 [N_0, D] from p(V0 | V1..VL, a, y) (a Gibbs step), for when explicit V0 is wanted.
+
+    f = Phi vec(V0) with Phi [P, N_0 D] the design matrix ``(w^T V0 xbar)/sqrt(D H N_0)``; the posterior of vec(V0)
+    is Gaussian with precision I/sigma0^2 + Phi^T Phi / T. Drawn by perturbation (Matheron's rule), which needs only a
+    P x P solve: v = v_prior + sigma0^2 Phi^T (sigma0^2 Phi Phi^T + T I)^{-1} (y - Phi v_prior - sqrt(T) eps).
+    """
+    w = effective_weights(weights)  # [H, N0]
+    xbar_train = jnp.asarray(xbar_train)
+    P, Htot, D = xbar_train.shape
+    N0 = w.shape[1]
+    Phi = jnp.einsum("pn,apd->and", w, xbar_train).reshape(P, N0 * D) / jnp.sqrt(D * Htot * N0)
+    k1, k2 = jax.random.split(key)
+    v0 = jnp.sqrt(sigma0_sq) * jax.random.normal(k1, (N0 * D,), Phi.dtype)
+    eps = jax.random.normal(k2, (P,), Phi.dtype)
+    A = sigma0_sq * Phi @ Phi.T + temperature * jnp.eye(P, dtype=Phi.dtype)
+    r = jnp.asarray(y, Phi.dtype) - Phi @ v0 - jnp.sqrt(temperature) * eps
+    v = v0 + sigma0_sq * Phi.T @ jnp.linalg.solve(A, r)
+    return v.reshape(N0, D)
