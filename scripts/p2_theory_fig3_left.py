@@ -60,8 +60,8 @@ def main(io):
     au_a, au_q = np.array(au["alpha"]), np.array([np.diag(np.array(Qm)) for Qm in au["Q_mean"]])
     au_se = np.array([np.diag(np.array(Qs)) for Qs in au["Q_se"]])
     for k, col in enumerate((BLUE, RED, GREEN)):
-        ax.errorbar(au_a, au_q[:, k], yerr=au_se[:, k], color=col, ls="--", lw=0.9, marker="s", mfc="none", ms=5, zorder=5,
-                    label="authors' estimator, recomputed" if k == 0 else None)
+        ax.errorbar(au_a, au_q[:, k], yerr=au_se[:, k], color=col, ls="--", lw=0.9, marker="s", mfc="none", ms=5,
+                    zorder=5, label="authors' estimator, recomputed" if k == 0 else None)
     ax.axhline(0, color="k", lw=0.6)
     ax.axvline(a_last, color="k", lw=0.6, ls=":")
     ax.set_xlim(0, 1.04 * max(2.0, alphas.max(), au_a.max()))  # the authors' markers stay inside

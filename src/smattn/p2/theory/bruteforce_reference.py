@@ -19,9 +19,9 @@ from .attention_link import (
     skip_matrix_inverse,
     softmax_entries,
 )
+from .channel_denoiser import g_out
 from .overlaps import clip_overlap, sqrtm_psd
 from .quadrature import QuadratureSettings
-from .channel_denoiser import g_out
 from .state_evolution import TeacherDraws, channel_covariance, overlap_update
 
 __all__ = ["bruteforce_moments", "bruteforce_update"]
