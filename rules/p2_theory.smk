@@ -159,9 +159,37 @@ rule p2_fig1_right:
         "../scripts/p2_theory_fig1_right.py"
 
 
+rule p2_l3_authors_estimator:
+    """Depth 3, reference mode: the authors' Monte-Carlo estimator (floored Z_out) iterated in their SE."""
+    output:
+        json="results/p2_theory/l3_authors_estimator.json",
+    log:
+        "logs/p2_theory/p2_l3_authors_estimator.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_l3_authors_estimator.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        skip_c=P2T["skip_c"],
+        alphas=P2T["l3_authors_alphas"],
+        n_samples=P2T["l3_authors_n_samples"],
+        iterations=P2T["l3_authors_iterations"],
+        tail=P2T["l3_authors_tail"],
+        damping=P2T["l3_damping"],
+        v_reg=P2T["v_reg"],
+        seed=P2T["seed"],
+    script:
+        "../scripts/p2_theory_l3_authors.py"
+
+
 rule p2_fig3_left:
     """P2 Fig. 3 left: depth-3 SE (4-D Gauss-Hermite channel grid) and plug-in errors."""
     input:
+        authors=rules.p2_l3_authors_estimator.output.json,
         ref_q=raw("reference/spoc/BO_3w.csv"),
         ref_err=raw("reference/spoc/gen_error_BO_3w.csv"),
         ref_err_last=raw("reference/spoc/gen_error_BO_3w_last_layer.csv"),
@@ -187,7 +215,7 @@ rule p2_fig3_left:
         n_k=P2T["l3_n_k"],
         damping=P2T["l3_damping"],
         max_iter=P2T["l3_max_iter"],
-        tol=P2T["se_tol"],
+        tol=P2T["l3_tol"],
         v_reg=P2T["v_reg"],
         error_samples=P2T["error_samples"],
         seed=P2T["seed"],
@@ -199,6 +227,7 @@ rule p2_fig5:
     """P2 Fig. 5 (App. E.2): Q11 at convergence vs the clamped Q22."""
     output:
         **figure("figures/p2/fig5_clamped", "p2_fig5", "P2", "Fig. 5"),
+        record="results/p2_theory/fig5_clamped.json",
     log:
         "logs/p2_theory/p2_fig5.log",
     benchmark:
@@ -222,3 +251,38 @@ rule p2_fig5:
         seed=P2T["seed"],
     script:
         "../scripts/p2_theory_fig5.py"
+
+
+rule p2_se_crosscheck:
+    """Brute-force importance-sampling check of SE fixed points (L = 3 at every alpha; L = 2 at alpha 1.2, ours
+    and the authors' SE file) and the count of unconverged SE points over Figs 1 left, 3 left and 5."""
+    input:
+        l2=rules.p2_l2_state_evolution.output.curve,
+        l3=rules.p2_fig3_left.output.record,
+        fig5=rules.p2_fig5.output.record,
+        ref_bo=raw("reference/spoc/BO_2w.csv"),
+    output:
+        json="results/p2_theory/se_crosscheck.json",
+        metrics="results/metrics/p2_theory/p2_se_crosscheck.json",
+    log:
+        "logs/p2_theory/p2_se_crosscheck.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_se_crosscheck.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        skip_c=P2T["skip_c"],
+        v_reg=P2T["v_reg"],
+        n1d=P2T["n1d"],
+        l3_n1d=P2T["l3_n1d"],
+        l3_n_samples=P2T["l3_n_samples"],
+        bf_points=P2T["bf_points"],
+        l3_bf_draws=P2T["l3_bf_draws"],
+        l2_bf_draws=P2T["l2_bf_draws"],
+        seed=P2T["seed"],
+    script:
+        "../scripts/p2_theory_se_crosscheck.py"

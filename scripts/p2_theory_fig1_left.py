@@ -5,7 +5,7 @@ import numpy as np
 
 from smattn.data.spoc import read_csv
 from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics
-from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, setup
+from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, mark_unconverged, setup
 from smattn.p2.theory.overlap_curves import ERROR_ALPHAS_L2, METRIC_ALPHAS_L2
 from smattn.scriptio import run
 
@@ -43,6 +43,8 @@ def main(io):
         ax.axvline(a, color="k", lw=0.6, ls=":")
     ax.plot(al, q11, color=BLUE, label=r"$Q_{11}$ (SE, ours)")
     ax.plot(al, q22, color=RED, label=r"$Q_{22}$ (SE, ours)")
+    for q in (q11, q22):
+        mark_unconverged(ax, al, q, r["converged"])
     ax.plot(ref_q["alpha"], ref_q["Q11"], color=BLUE, lw=0.7, ls="--", label="authors' SE")
     ax.plot(ref_q["alpha"], ref_q["Q22"], color=RED, lw=0.7, ls="--")
     ax.errorbar(g_alpha, [m.mean() for m in g_m11], yerr=[m.std() for m in g_m11], fmt="x", color=DBLUE, ms=4,

@@ -7,12 +7,13 @@ from smattn.data.spoc import read_csv
 from smattn.io import (
     fmt_id,
     json_safe,
+    read_json,
     save_figure,
     write_csv,
     write_json,
     write_metrics,
 )
-from smattn.p2.plotting import BLUE, GREEN, RED, long_rows, setup
+from smattn.p2.plotting import BLUE, GREEN, RED, long_rows, mark_unconverged, setup
 from smattn.p2.theory.overlap_curves import se_sweep
 from smattn.p2.theory.prediction_errors import plugin_error
 from smattn.p2.theory.quadrature import QuadratureSettings
@@ -53,9 +54,17 @@ def main(io):
     for k, (col, lab) in enumerate(((BLUE, "Q_{11}"), (RED, "Q_{22}"), (GREEN, "Q_{33}"))):
         ax.plot(ax_al, np.concatenate([[0.0], q[:, k]]), color=col, marker="o", ms=2.5, label=f"${lab}$ (ours)")
         ax.plot(ref["alpha"], ref[f"Q{k + 1}{k + 1}"], color=col, lw=0.7, ls="--")
+        mark_unconverged(ax, alphas, q[:, k], sw["converged"])
+    # the authors' Monte-Carlo estimator recomputed (floored Z_out): it settles on their published values
+    au = read_json(io.input.authors)
+    au_a, au_q = np.array(au["alpha"]), np.array([np.diag(np.array(Qm)) for Qm in au["Q_mean"]])
+    au_se = np.array([np.diag(np.array(Qs)) for Qs in au["Q_se"]])
+    for k, col in enumerate((BLUE, RED, GREEN)):
+        ax.errorbar(au_a, au_q[:, k], yerr=au_se[:, k], color=col, ls="--", lw=0.9, marker="s", mfc="none", ms=5,
+                    zorder=5, label="authors' estimator, recomputed" if k == 0 else None)
     ax.axhline(0, color="k", lw=0.6)
     ax.axvline(a_last, color="k", lw=0.6, ls=":")
-    ax.set_xlim(0, max(2.0, alphas.max()))
+    ax.set_xlim(0, 1.04 * max(2.0, alphas.max(), au_a.max()))  # the authors' markers stay inside
     ax.set_ylim(-0.05, 1.1)
     ax.set_xlabel(r"Sample complexity $\alpha=N/D$")
     ax.set_ylabel("Overlap")
@@ -70,7 +79,7 @@ def main(io):
     h2, l2 = ax2.get_legend_handles_labels()
     # legend below the axes: inside, it hid the curves wherever it was put
     fig.legend(h1 + h2, l1 + l2, frameon=False, fontsize=6, loc="lower center", ncol=3)
-    ax.set_title(rf"$L=3$, $c={P.skip_c:g}$ (dashed: authors)", fontsize=8)
+    ax.set_title(rf"$L=3$, $c={P.skip_c:g}$ (thin dashed: authors' files)", fontsize=8)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     save_figure(fig, io.output.png, io.output.pdf)
 
@@ -80,7 +89,9 @@ def main(io):
             + long_rows("error_plugin_last_layer", ax_al, np.concatenate([[e0[0]], last[:, 0]]),
                         np.concatenate([[e0[1]], last[:, 1]]))
             + long_rows("se_iterations", alphas, sw["iterations"]) + long_rows("se_converged", alphas, sw["converged"])
-            + long_rows("se_min_ess", alphas, sw["min_ess"]) + [("alpha_last", a_last, K[k_max, k_max], float("nan"))])
+            + long_rows("se_min_ess", alphas, sw["min_ess"])
+            + sum((long_rows(f"Q{k + 1}{k + 1}_authors_estimator", au_a, au_q[:, k], au_se[:, k]) for k in range(3)),
+                  []) + [("alpha_last", a_last, K[k_max, k_max], float("nan"))])
     write_csv(io.output.csv, ["series", "x", "y", "err"], rows)
 
     def at(arr, a):
@@ -93,6 +104,9 @@ def main(io):
         f"p2.L3.alpha_last[c={fmt_id(P.skip_c)}]": a_last,
         "p2.L3.q33[alpha=0.5]": at(q[:, 2], 0.5),
         "p2.L3.q11[alpha=2]": at(q[:, 0], 2.0),
+        "p2.L3.q11_authors_estimator[alpha=2]": float(au_q[int(np.argmin(np.abs(au_a - 2.0))), 0]),
+        "p2.L3.q11_authors_estimator_se[alpha=2]": float(au_se[int(np.argmin(np.abs(au_a - 2.0))), 0]),
+        "p2.L3.min_ess[alpha=2]": at(sw["min_ess"], 2.0),
         "p2.L3.error_plugin[alpha=2]": at(full[:, 0], 2.0),
     })
     write_json(io.output.record, json_safe({"alpha": alphas, "Q": sw["Q"], "iterations": sw["iterations"],

@@ -1,8 +1,8 @@
 """P2 Fig. 5 (App. E.2): first-layer overlap Q11 at convergence of the SE with the last-layer overlap clamped."""
 import time
 
-from smattn.io import save_figure, write_csv
-from smattn.p2.plotting import BLUE, long_rows, setup
+from smattn.io import json_safe, save_figure, write_csv, write_json
+from smattn.p2.plotting import BLUE, long_rows, mark_unconverged, setup
 from smattn.p2.theory.overlap_curves import clamped_first_layer
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.scriptio import run
@@ -17,6 +17,8 @@ def main(io):
     print(f"clamped SE: {time.time() - t0:.1f} s; iterations {r['iterations']}, converged {r['converged']}")
     fig, ax = plt.subplots(figsize=(3.2, 2.4))
     ax.plot(r["q22"], r["q11"], color=BLUE, marker="o", ms=3)
+    if mark_unconverged(ax, r["q22"], r["q11"], r["converged"]):
+        ax.legend(loc="lower right", fontsize=6, frameon=False)
     ax.set_xlabel(r"clamped last-layer overlap $Q_{22}$")
     ax.set_ylabel(r"$Q_{11}$ at convergence")
     ax.set_title(rf"$\alpha={P.alpha:g}$, $c={P.skip_c:g}$", fontsize=8)
@@ -28,6 +30,9 @@ def main(io):
               long_rows("Q11", r["q22"], r["q11"]) + long_rows("iterations", r["q22"], r["iterations"])
               + long_rows("residual", r["q22"], r["residual"]) + long_rows("converged", r["q22"], r["converged"])
               + long_rows("min_ess", r["q22"], r["min_ess"]))
+    write_json(io.output.record, json_safe({"q22": r["q22"], "q11": r["q11"], "converged": r["converged"],
+                                            "iterations": r["iterations"], "residual": r["residual"],
+                                            "time_s": time.time() - t0}))
 
 
 if __name__ == "__main__":

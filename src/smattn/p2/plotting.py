@@ -24,3 +24,23 @@ def nan_array(values):
     import numpy as np
 
     return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+NOT_CONVERGED_LABEL = "not converged"
+
+
+def mark_unconverged(ax, x, y, converged, *, label: bool = True) -> int:
+    """Hollow red circles over the points (x, y) whose state evolution did not converge; returns their number.
+
+    x, y, converged: (m,) arrays.  The legend entry "not converged" is added once per axes (label=True) and only
+    when such a point exists, so a figure without it is unchanged.
+    """
+    import numpy as np
+
+    bad = ~np.asarray(converged, dtype=bool)
+    if not bad.any():
+        return 0
+    taken = NOT_CONVERGED_LABEL in ax.get_legend_handles_labels()[1]
+    ax.plot(np.asarray(x, dtype=float)[bad], np.asarray(y, dtype=float)[bad], "o", mfc="none", mec="red", mew=1.2,
+            ms=7, zorder=10, label=NOT_CONVERGED_LABEL if label and not taken else None)
+    return int(bad.sum())

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from smattn.progress import progress
+
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 from .state_evolution import draw_teacher, state_evolution
 from .thresholds import alpha_first, alpha_last, phase_two_curve
@@ -78,11 +80,14 @@ def l2_overlap_curve(alphas, c: float = 1.0, quad: QuadratureSettings = DEFAULT_
 
 def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int,
              seed: int = 0, damping: float = 0.6, tol: float = 1e-4, max_iter: int = 100, warm_start: bool = True,
-             v_reg: float = 0.0, accelerate: bool = True) -> dict:
+             v_reg: float = 0.0, accelerate: bool | None = None) -> dict:
     """Damped SE at each alpha (increasing order), from Q0 = 0.05 I or warm-started from the previous alpha.
 
-    Returns dict with alpha (m,), Q (m, L, L), iterations, residual, converged, min_ess.
+    accelerate: Anderson mixing; None means on for L = 2 and off for L = 3 (state_evolution refuses it there).
+    One progress line per alpha.  Returns dict with alpha (m,), Q (m, L, L), iterations, residual, converged,
+    min_ess.
     """
+    accelerate = (L == 2) if accelerate is None else accelerate
     alphas = np.asarray(alphas, dtype=np.float64)
     order = np.argsort(alphas)
     draws = draw_teacher(n_samples, L, seed)
@@ -92,12 +97,17 @@ def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = DEFAULT_QUADRA
     conv = np.zeros(len(alphas), dtype=bool)
     ess = np.zeros(len(alphas))
     Q_prev = None
+    bar = progress(total=len(order), desc=f"L={L} SE sweep", unit="alpha", mininterval=0.0)
     for i in order:
         q0 = 0.05 if (Q_prev is None or not warm_start) else np.maximum(Q_prev, 0.05 * np.eye(L)) * np.eye(L)
         r = state_evolution(alphas[i], c, L, draws=draws, damping=damping, q0=q0, tol=tol, max_iter=max_iter,
                             diagonal=True, v_reg=v_reg, accelerate=accelerate, quad=quad)
         Qs[i], it[i], resid[i], conv[i], ess[i] = r.Q, r.iterations, r.residual, r.converged, r.min_ess
         Q_prev = r.Q
+        print(f"L={L} SE alpha={alphas[i]:g}: {r.iterations} iterations, converged {r.converged}, "
+              f"Q diag {np.round(np.diag(r.Q), 4).tolist()}", flush=True)
+        bar.update(1)
+    bar.close()
     return {"alpha": alphas, "Q": Qs, "iterations": it, "residual": resid, "converged": conv, "min_ess": ess}
 
 

@@ -146,7 +146,7 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
     alpha >= 0 sample complexity; c > 0 skip strength; damping = weight of the new value (0 < eta <= 1);
     clamp: {layer_index: value} keeps those diagonal entries fixed (App. E.2, Fig. 5); diagonal: project Q on its
     diagonal after each step; v_reg: pre-activation noise Delta (see channel_average);
-    accelerate: Anderson mixing (memory anderson_m) of the damped map, used only while the plain iteration contracts
+    accelerate: Anderson mixing (memory anderson_m) of the damped map, L = 2 only, used only while the plain iteration contracts
     (its residual decreased at the last step) and only when the mixed point moves every entry the way the plain
     step does and stays in [0, 1) (anderson_step, _anderson_proposal); it changes how fast the fixed point is
     reached, not the fixed point (the stopping test is always the residual max |G(Q) - Q| of one plain damped step
@@ -161,6 +161,10 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
     check_skip(c)
     if L not in (2, 3):
         raise ValueError(f"L must be 2 or 3, got {L}")
+    if accelerate and L == 3:
+        # measured (docs/p2_theory.md, Depth 3): from 0.05 I at alpha = 2 the mixed step put Q22 on the invariant
+        # set Q22 = 0 at iteration 3 and the run ended at (1, 0, 1), while the plain iteration reaches (0.97, 0.96, 1)
+        raise ValueError("Anderson mixing is not used for L = 3: it can land on an invariant Q_kk = 0 set")
     Q = q0 * np.eye(L) if np.ndim(q0) == 0 else np.array(q0, dtype=np.float64)
     clamp = dict(clamp or {})
     for k, v in clamp.items():

@@ -1,0 +1,185 @@
+"""Recomputation of the authors' depth-3 Monte-Carlo channel estimator and of their state evolution with it.
+
+A reference mode, never used for our own curves: it exists to show where the published depth-3 overlaps come from
+(docs/p2_theory.md, "Depth 3").  The estimator, as described for the authors' depth-3 code:
+
+* the posterior integral over the first two layers (z1, z2) in R^4 (parametrisation A: z3 = s B^{-1} x(y),
+  B = A_c(A_c(z1) z2) A_c(z1), s = +-1, weight 1 / |det B|) is a plain average over uniform points of the box
+  [-m1, m1]^2 x [-m2, m2]^2, m_k = 3 (V^{-1/2})_kk, centred at 0 (not at omega);
+* the integrand is exp(-sum_t (zeta_t - omega_t)^T V^{-1} (zeta_t - omega_t) / 2) / |det B| summed over s, with the
+  Gaussian normalisation dropped, so Z_out is an *unnormalised* number (typically 1e-5 near the depth-3 fixed point);
+* Z_out is floored at 1e-5;
+* the numerator, the same average with the extra factor V^{-1}(zeta - omega), uses an independent set of points;
+* g_out = numerator / max(Z_out, 1e-5); x(y) has 1e-6 added under its square root.
+
+The state evolution around it is the authors' procedure: teacher Z = Q^{1/2} xi + (I - Q + Delta I)^{1/2} U,
+V = I - Q + Delta I, Q <- eta Qhat (I + Qhat)^{-1} + (1 - eta) Q symmetrised, a fixed number of iterations, fresh
+teacher and box points at every iteration (so the iterates fluctuate; the result is their mean over the last ones).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention_link import (
+    apply_skip_matrix,
+    check_skip,
+    link_logits,
+    skip_matrix_det,
+    skip_matrix_inverse,
+    softmax_entries,
+)
+from .overlaps import clip_overlap, sqrtm_psd
+from .state_evolution import channel_covariance, overlap_update
+
+__all__ = ["AuthorsSettings", "authors_g_out", "authors_channel_average", "AuthorsSEResult",
+           "authors_state_evolution"]
+
+
+@dataclass(frozen=True)
+class AuthorsSettings:
+    """The authors' estimator constants: points per integral, box half-width factor, Z_out floor, x(y) epsilon."""
+
+    n_points: int = 10_000
+    box: float = 3.0
+    floor: float = 1e-5
+    sqrt_eps: float = 1e-6
+    chunk_elems: int = 2_000_000
+
+    def __post_init__(self):
+        if int(self.n_points) != self.n_points or self.n_points < 1:
+            raise ValueError(f"n_points must be an integer >= 1, got {self.n_points!r}")
+        for name in ("box", "sqrt_eps", "chunk_elems"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if not self.floor >= 0:
+            raise ValueError(f"floor must be >= 0, got {self.floor!r}")
+
+
+def _inv_apply(z, v, c):
+    """A_c(z)^{-1} v and det A_c(z) for z, v (..., 2)."""
+    p, q = softmax_entries(z)
+    i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+    return np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1), \
+        skip_matrix_det(p, q, c)
+
+
+def _dot(a, b):
+    """Sum over the token axis of a * b, (..., 2) -> (...)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
+
+
+def _box_average(x, omega, P, c, pts, want_numerator):
+    """Box averages for m samples over G points each.
+
+    x: (m, 2) pre-images; omega: (m, 3, 2); P = V^{-1} (3, 3); pts: (m, G, 4) points (z1, z2).
+    Returns the mean integrand (m,) and, if want_numerator, the mean of integrand * V^{-1}(zeta - omega) (m, 3, 2).
+    """
+    z1, z2 = pts[..., 0:2], pts[..., 2:4]
+    a2 = apply_skip_matrix(z1, z2, c)
+    y1, det2 = _inv_apply(a2, np.broadcast_to(x[:, None, :], a2.shape), c)
+    z3, det1 = _inv_apply(z1, y1, c)
+    inv_det = 1.0 / np.abs(det1 * det2)
+    D = [z1 - omega[:, None, 0, :], z2 - omega[:, None, 1, :]]                     # (m, G, 2) each
+    base = P[0, 0] * _dot(D[0], D[0]) + 2.0 * P[0, 1] * _dot(D[0], D[1]) + P[1, 1] * _dot(D[1], D[1])
+    tot = np.zeros(z1.shape[:2])
+    num = np.zeros((x.shape[0], 3, 2)) if want_numerator else None
+    for s in (1.0, -1.0):
+        D3 = s * z3 - omega[:, None, 2, :]                                           # (m, G, 2)
+        quad = base + 2.0 * (P[0, 2] * _dot(D[0], D3) + P[1, 2] * _dot(D[1], D3)) + P[2, 2] * _dot(D3, D3)
+        w = np.exp(-0.5 * quad) * inv_det                                            # (m, G)
+        tot += w
+        if want_numerator:
+            wD = np.stack([np.einsum("ng,ngt->nt", w, d) for d in (D[0], D[1], D3)], axis=1)   # (m, 3, 2)
+            num += np.einsum("ab,nbt->nat", P, wD) / w.shape[1]
+    return tot.mean(axis=1), num
+
+
+def authors_g_out(ell, omega, V, c: float, rng: np.random.Generator, settings: AuthorsSettings = AuthorsSettings()):
+    """The authors' Monte-Carlo g_out (n, 3, 2) for depth 3, with the unnormalised Z_out (n,) before the floor.
+
+    ell: (n, 2) observation logits; omega: (n, 3, 2); V: (3, 3) SPD.  Returns (g_out, Z_out, floored (n,) bool).
+    """
+    c = check_skip(c)
+    ell = np.asarray(ell, dtype=np.float64)
+    omega = np.asarray(omega, dtype=np.float64)
+    if omega.ndim != 3 or omega.shape[1:] != (3, 2) or ell.shape != (omega.shape[0], 2):
+        raise ValueError(f"need omega (n, 3, 2) and ell (n, 2); got {omega.shape}, {ell.shape}")
+    V = 0.5 * (np.asarray(V, dtype=np.float64) + np.asarray(V, dtype=np.float64).T)
+    P = np.linalg.inv(V)
+    half = settings.box * np.diag(sqrtm_psd(P))                                      # m_k = 3 (V^{-1/2})_kk
+    lo = np.array([-half[0], -half[0], -half[1], -half[1]])
+    s = ell[:, 0] + ell[:, 1]
+    r = np.sqrt(s + settings.sqrt_eps)
+    x = np.stack([-ell[:, 0] / r, ell[:, 1] / r], axis=-1)
+    n, G = omega.shape[0], int(settings.n_points)
+    per = max(1, int(settings.chunk_elems // (G * 4)))
+    g = np.empty((n, 3, 2))
+    z_out = np.empty(n)
+    for i0 in range(0, n, per):
+        sl = slice(i0, min(n, i0 + per))
+        m = sl.stop - sl.start
+        den_pts = lo + 2.0 * (-lo) * rng.random((m, G, 4))
+        num_pts = lo + 2.0 * (-lo) * rng.random((m, G, 4))
+        z, _ = _box_average(x[sl], omega[sl], P, c, den_pts, False)
+        _, num = _box_average(x[sl], omega[sl], P, c, num_pts, True)
+        z_out[sl] = z
+        g[sl] = num / np.maximum(z, settings.floor)[:, None, None]
+    return g, z_out, z_out < settings.floor
+
+
+def authors_channel_average(Q, c: float, xi, U, rng: np.random.Generator, *, v_reg: float = 1e-3,
+                            settings: AuthorsSettings = AuthorsSettings()) -> dict:
+    """R(Q) (3, 3) = E sum_t g_t g_t^T with the authors' estimator, on the teacher draws xi, U (n, 3, 2).
+
+    Returns dict with R, R_se, floor_fraction (share of samples whose Z_out was floored) and median_z_out.
+    """
+    Q = clip_overlap(Q)
+    V = channel_covariance(Q, v_reg)
+    omega = np.einsum("ab,nbt->nat", sqrtm_psd(Q), xi)
+    Z = omega + np.einsum("ab,nbt->nat", sqrtm_psd(V), U)
+    g, z, floored = authors_g_out(link_logits(Z, c), omega, V, c, rng, settings)
+    per = np.einsum("nat,nbt->nab", g, g)
+    return {"R": per.mean(0), "R_se": per.std(0, ddof=1) / np.sqrt(len(per)), "floor_fraction": float(floored.mean()),
+            "median_z_out": float(np.median(z))}
+
+
+@dataclass
+class AuthorsSEResult:
+    """Iterates (iters + 1, 3, 3) of the authors' SE, the mean (3, 3) and standard error (3, 3) of the last
+    `tail` iterates, and the floor fraction per iteration (iters,)."""
+    history: np.ndarray
+    Q_mean: np.ndarray
+    Q_se: np.ndarray
+    floor_fraction: np.ndarray
+    tail: int
+
+
+def authors_state_evolution(alpha: float, c: float = 1.0, *, q0, iterations: int, n_samples: int, seed: int = 0,
+                            damping: float = 0.6, v_reg: float = 1e-3, tail: int = 5,
+                            settings: AuthorsSettings = AuthorsSettings(), progress_bar=None) -> AuthorsSEResult:
+    """The authors' depth-3 SE iterated `iterations` times from q0 (scalar: q0 I; or a (3, 3) matrix).
+
+    n_samples teacher draws per iteration (fresh each time); damping = weight of the new iterate (their 0.6).
+    progress_bar: an optional object with update(1) (smattn.progress.progress) called once per iteration.
+    """
+    if alpha < 0 or iterations < 1 or n_samples < 2 or not 1 <= tail <= iterations:
+        raise ValueError(f"need alpha >= 0, iterations >= 1, n_samples >= 2, 1 <= tail <= iterations; got "
+                         f"{alpha}, {iterations}, {n_samples}, {tail}")
+    rng = np.random.default_rng(seed)
+    Q = q0 * np.eye(3) if np.ndim(q0) == 0 else np.array(q0, dtype=np.float64)
+    hist, floors = [Q.copy()], []
+    for _ in range(iterations):
+        xi, U = rng.standard_normal((n_samples, 3, 2)), rng.standard_normal((n_samples, 3, 2))
+        avg = authors_channel_average(Q, c, xi, U, rng, v_reg=v_reg, settings=settings)
+        Q = (1.0 - damping) * Q + damping * overlap_update(alpha * avg["R"])
+        Q = clip_overlap(0.5 * (Q + Q.T))
+        hist.append(Q.copy())
+        floors.append(avg["floor_fraction"])
+        if progress_bar is not None:
+            progress_bar.update(1)
+    H = np.array(hist)
+    last = H[-tail:]
+    se = last.std(0, ddof=1) / np.sqrt(tail) if tail > 1 else np.full((3, 3), np.nan)
+    return AuthorsSEResult(history=H, Q_mean=last.mean(0), Q_se=se, floor_fraction=np.array(floors), tail=tail)
