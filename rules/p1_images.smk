@@ -61,6 +61,9 @@ rule p1_images_train:
         n_heads=lambda wc: P1I_MODELS[wc.model][1],
         qk_dim=lambda wc: P1I_MODELS[wc.model][2],
         value_init_gain=lambda wc: P1I_MODELS[wc.model][3],
+        precision=P1I["gd_precision"],
+        compile=P1I["gd_compile"],
+        reuse_finished=P1I["gd_reuse_finished"],
         width=P1I["gd_width"],
         epochs=P1I["gd_epochs"],
         tasks_per_epoch=P1I["gd_tasks_per_epoch"],
@@ -270,6 +273,7 @@ rule p1_images_metrics:
         theory_l2h4="results/p1_images/L2H4/theory.npz",
         theory_l3h3="results/p1_images/L3H3/theory.npz",
         gd_eval_l2h4="results/p1_images/L2H4/gd_eval.json",
+        train_l2h4="results/p1_images/L2H4/train.json",
         samples=p1i_samples("L2H4"),
     output:
         metrics="results/metrics/p1_images/p1_images_metrics.json",

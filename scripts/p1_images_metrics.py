@@ -1,5 +1,6 @@
 """Ledger entries of the image task (ids of issue 6): theory accuracies at the selected T, selected T, GP accuracies,
-sampled accuracies, sign agreement of U (theory vs GD) and the maximal PC-label overlaps."""
+sampled accuracies, sign agreement of U (theory vs GD), the maximal PC-label overlaps and the GD loop's speed
+(steps/s, ms per step building batches)."""
 
 import json
 
@@ -30,6 +31,11 @@ def main(io):
     U_gd = np.array(json.load(open(io.input.gd_eval_l2h4))["U_gd"])
     off = ~np.eye(U.shape[0], dtype=bool)
     m["p1.img.U_sign_agreement[theory_vs_gd]"] = float(np.mean(np.sign(U[off]) == np.sign(U_gd[off])))
+    tr = json.load(open(io.input.train_l2h4))  # the training loop's own timing (this run's device)
+    if tr.get("steps_per_second") is not None:
+        m["p1.img.gd_steps_per_s[model=L2H4]"] = float(tr["steps_per_second"])
+    if tr.get("batch_ms_per_step") is not None:
+        m["p1.img.gd_batch_ms[model=L2H4]"] = float(tr["batch_ms_per_step"])
     m["p1.img.alignment_max_overlap[kernel=gp]"] = float(th["overlap_gp"].max())
     m["p1.img.alignment_max_overlap[kernel=renormalised]"] = float(th["overlap_renormalised"].max())
     for k, v in m.items():
