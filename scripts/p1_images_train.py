@@ -32,6 +32,9 @@ def main(io):
                       compile=bool(p.compile))
     device = torch_device()
     print(f"device {device}; config {json.dumps(cfg.__dict__)}; total steps {cfg.total_steps}", flush=True)
+    if device.type == "cpu" and cfg.precision == "fp16":
+        print("warning: fp16 autocast on a CPU is emulated (several times slower than fp32); set "
+              "p1_images.gd_precision to fp32 or bf16 for a CPU run", flush=True)
     store = load_store(io.input.store)
     labels, pos = sequence_context(cfg.seed)
     sampler = TaskSampler(store["train_images"], labels, pos)
