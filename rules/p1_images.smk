@@ -74,6 +74,9 @@ rule p1_images_train:
         n_heads=lambda wc: P1I_MODELS[wc.model][1],
         qk_dim=lambda wc: P1I_MODELS[wc.model][2],
         value_init_gain=lambda wc: P1I_MODELS[wc.model][3],
+        precision=P1I["gd_precision"],
+        compile=P1I["gd_compile"],
+        reuse_finished=P1I["gd_reuse_finished"],
         width=P1I["gd_width"],
         epochs=P1I["gd_epochs"],
         tasks_per_epoch=P1I["gd_tasks_per_epoch"],
@@ -94,6 +97,7 @@ rule p1_images_export:
     """GD accuracies (ID / MNIST / Fashion) and the export of heads, weights, U_GD and sequences."""
     input:
         model="results/p1_images/{model}/model.pt",
+        train_summary="results/p1_images/{model}/train.json",
         store="results/p1_images/images32.npz",
     output:
         export="results/p1_images/{model}/export.npz",

@@ -2,6 +2,8 @@
 its fixed query/key weights, value/readout weights, U_GD and the balanced sequence sets for the theory
 (docs/p1_images.md#export)."""
 
+import json
+
 import numpy as np
 
 from smattn.scriptio import run
@@ -35,8 +37,13 @@ def main(io):
     write_json(io.output.gd_eval, {"model": model_name, "accuracy": accs, "best_val_acc": float(ck["best_val_acc"]),
                                    "best_step": int(ck["best_step"]), "steps": int(ck["step"]),
                                    "hparams": ck["hparams"], "U_gd": ex["U_gd"].tolist()})
-    write_metrics(io.output.metrics, {f"p1.img.gd_acc[model={model_name}][set={s}]": v["acc"]
-                                      for s, v in accs.items()})
+    m = {f"p1.img.gd_acc[model={model_name}][set={s}]": v["acc"] for s, v in accs.items()}
+    with open(io.input.train_summary) as fh:
+        tr = json.load(fh)  # the training loop's own timing on this run's device
+    for key, name in (("steps_per_second", "gd_steps_per_s"), ("batch_ms_per_step", "gd_batch_ms")):
+        if tr.get(key) is not None:
+            m[f"p1.img.{name}[model={model_name}]"] = float(tr[key])
+    write_metrics(io.output.metrics, m)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """P1 image task: train the GD transformer of one architecture (spec §5.3) on one-shot Omniglot tasks.
 
-Resumable: the training state lives in ``params.state_dir`` (keyed by a hash of the training configuration) (not a rule output, so Snakemake never deletes it); a rerun
-after an interruption continues from its last checkpoint. The output is the selected (best-validation) model."""
+Resumable: the training state lives in ``params.state_dir`` (not a rule output, so Snakemake never deletes it), named
+by a hash of the training settings, the input store's sha256 and the package version; a rerun after an interruption
+continues from its last checkpoint, a finished state is reused only with ``params.reuse_finished``. The output is the
+selected (best-validation) model; the summary holds steps/s and the ms per step spent building batches."""
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -13,12 +14,13 @@ from smattn.scriptio import run
 def main(io):
     import torch
 
+    import smattn
     from smattn.device import torch_device
-    from smattn.io import atomic_path, write_json
+    from smattn.io import atomic_path, sha256_file, write_json
     from smattn.p1.images.datasets import load_store
-    from smattn.p1.images.export import sequence_context, validation_set
+    from smattn.p1.images.export import sequence_context, validation_tasks
     from smattn.p1.images.tasks import TaskSampler
-    from smattn.p1.images.training import TrainConfig, train
+    from smattn.p1.images.training import TrainConfig, state_key, train
 
     p = io.params
     cfg = TrainConfig(n_layers=int(p.n_layers), n_heads=int(p.n_heads), width=int(p.width), qk_dim=int(p.qk_dim),
@@ -26,25 +28,29 @@ def main(io):
                       weight_decay=float(p.weight_decay), val_every=int(p.val_every), n_val=int(p.n_val),
                       ckpt_every=int(p.ckpt_every), seed=int(p.seed),
                       max_steps=None if p.max_steps is None else int(p.max_steps),
-                      value_init_gain=float(p.value_init_gain))
+                      value_init_gain=float(p.value_init_gain), precision=str(p.precision),
+                      compile=bool(p.compile))
     device = torch_device()
     print(f"device {device}; config {json.dumps(cfg.__dict__)}; total steps {cfg.total_steps}", flush=True)
+    if device.type == "cpu" and cfg.precision == "fp16":
+        print("warning: fp16 autocast on a CPU is emulated (several times slower than fp32); set "
+              "p1_images.gd_precision to fp32 or bf16 for a CPU run", flush=True)
     store = load_store(io.input.store)
     labels, pos = sequence_context(cfg.seed)
     sampler = TaskSampler(store["train_images"], labels, pos)
-    vx, vy = validation_set(store, cfg.seed, cfg.n_val)
-    # the resumable state is keyed by the training configuration, so runs at other scales/settings never collide
-    # (value_init_gain at its default 1 is left out, so states written before that setting existed stay valid)
-    hashed = {k: v for k, v in cfg.__dict__.items() if not (k == "value_init_gain" and v == 1.0)}
-    key = hashlib.sha1(json.dumps(hashed, sort_keys=True).encode()).hexdigest()[:12]
-    state = Path(p.state_dir) / f"train_state_{key}.pt"
-    print(f"resumable state: {state} ({'resuming' if state.exists() else 'new'})", flush=True)
-    ck = train(cfg, sampler, vx, vy, state, device=device, progress=True)
+    val = validation_tasks(store, cfg.seed, cfg.n_val)
+    # other settings, other input data or another package version never share a state
+    data_sha = sha256_file(io.input.store)
+    state = Path(p.state_dir) / f"train_state_{state_key(cfg, data_sha, smattn.__version__)}.pt"
+    print(f"resumable state: {state} ({'found' if state.exists() else 'new'}; data sha256 {data_sha[:12]}, smattn "
+          f"{smattn.__version__})", flush=True)
+    ck = train(cfg, sampler, val, state, device=device, progress=True, reuse_finished=bool(p.reuse_finished))
     h = ck["history"]
     keep = {k: ck[k] for k in ("hparams", "step", "best_model", "best_val_acc", "best_step", "history", "config")}
     with atomic_path(io.output.model) as tmp:
         torch.save(keep, tmp)
     steps_run, secs = sum(h["session_steps"]), sum(h["session_seconds"])
+    batch_secs = sum(h.get("session_batch_seconds", []))
     write_json(io.output.summary, {
         "model": io.wildcards.model, "device": str(device), "steps": int(ck["step"]),
         "best_val_acc": float(ck["best_val_acc"]), "best_step": int(ck["best_step"]),
@@ -52,6 +58,8 @@ def main(io):
         "final_loss_mean_last_100": float(sum(h["loss"][-100:]) / max(1, len(h["loss"][-100:]))),
         "n_trainable": sum(v.numel() for v in ck["best_model"].values()),
         "train_seconds": secs, "steps_per_second": steps_run / secs if secs > 0 else None,
+        "batch_ms_per_step": 1e3 * batch_secs / steps_run if steps_run > 0 else None,
+        "data_sha256": data_sha, "smattn_version": smattn.__version__,
         "sessions": len(h["session_steps"]), "config": cfg.__dict__})
 
 

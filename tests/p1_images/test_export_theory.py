@@ -74,6 +74,15 @@ def test_gd_accuracies_sets(exported):
     assert set(acc) == {"omniglot", "mnist", "fashion"}
     assert acc["omniglot"]["n"] == 50 and acc["mnist"]["n"] == 60 and acc["fashion"]["n"] == 60
     assert all(0 <= v["acc"] <= 1 for v in acc.values())
+    # the device-assembled sets give the accuracies of the host-built sequences
+    from smattn.p1.images.export import omniglot_test_tasks, ood_set
+    from smattn.p1.images.training import accuracy, predict
+
+    x, y = omniglot_test_tasks(_store(), 42, 50, stream=1_000_003)
+    assert acc["omniglot"]["acc"] == accuracy(predict(m, x), y)
+    for name in ("mnist", "fashion"):
+        x, y = ood_set(_store(), 42, name)
+        assert acc[name]["acc"] == accuracy(predict(m, x), y)
 
 
 def test_theory_grid_selection_and_gp(exported):

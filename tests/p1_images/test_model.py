@@ -117,3 +117,36 @@ def test_gd_network_is_the_bayesian_network_with_rescaled_weights():
     xi = attentioned_inputs_from_heads(x.numpy(), heads, "mean")  # sigma0/sqrt(D H_tot) sum_s abar x_s
     xbar = xi * math.sqrt(D * H * H)
     assert np.allclose(np.asarray(forward_paths(weights, jnp.asarray(xbar))), f_gd, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 2e-5)])
+def test_layer1_value_fold_gives_the_same_forward_and_gradients(dtype, tol):
+    """(W_V W_in) x_0 = W_V (W_in x_0): the folded forward and its gradients equal the plain ones up to rounding."""
+    torch.manual_seed(1)
+    m = AttentionPathsTransformer(2, 3, 24, 4, token_dim=10).to(dtype)
+    m.set_pruned_heads({0: [1]})  # the head mask enters the folded layer too
+    x = torch.randn(5, 7, 10, dtype=dtype)
+    y = torch.sign(torch.randn(5, dtype=dtype))
+    out, grads = {}, {}
+    for fold in (False, True):
+        m.fold_input = fold
+        m.zero_grad(set_to_none=True)
+        f = m(x)
+        ((f - y) ** 2).mean().backward()
+        out[fold] = f.detach()
+        grads[fold] = {k: p.grad.detach().clone() for k, p in m.named_parameters()}
+    scale = out[False].abs().max()
+    assert torch.allclose(out[True], out[False], rtol=tol, atol=tol * scale)
+    assert grads[True].keys() == grads[False].keys()
+    for k, g in grads[False].items():  # every parameter, W_in and W_V^(1) included
+        assert g.abs().max() > 0, k
+        assert torch.allclose(grads[True][k], g, rtol=tol, atol=tol * g.abs().max()), k
+
+
+def test_fold_is_chosen_by_flop_count():
+    from smattn.p1.images.model import fold_pays
+
+    assert fold_pays(4, 512, 192, 128 * 48)  # paper L2H4
+    assert fold_pays(8, 512, 192, 128 * 48)  # paper L2H8
+    assert not fold_pays(4, 64, 192, 128 * 48)  # laptop: N < D (H - 1) / H
+    assert not fold_pays(4, 512, 192, 1)  # one token: the weight product dominates

@@ -147,3 +147,85 @@ def test_omniglot_split_has_no_test_class_in_training(raw_data, omniglot_zips):
     assert small.mean() < 128  # inverted: mostly dark background
     b = TaskSampler(small, tk.label_vectors(42), tk.positional_encoding()).sample(np.random.default_rng(0), 8)
     assert b.x.shape == (8, 48, 192) and np.isfinite(b.x).all()
+
+
+def _legacy_sample(images, labels, pos, rng, batch, dataset="omniglot"):
+    """The sampler as first written: tokens computed per batch from the drawn images, then assembled on the host."""
+    C, Dn = images.shape[:2]
+    ca = rng.integers(C, size=batch)
+    cb = rng.integers(C - 1, size=batch)
+    cb = cb + (cb >= ca)
+
+    def two(n):
+        i = rng.integers(Dn, size=n)
+        j = rng.integers(Dn - 1, size=n)
+        return i, j + (j >= i)
+
+    ia, ja = two(batch)
+    ib, jb = two(batch)
+    label_a = rng.integers(2, size=batch)
+    query_is_b = rng.integers(2, size=batch)
+    q_img = np.where(query_is_b[:, None, None] == 1, images[cb, jb], images[ca, ja])
+    toks = tk.image_tokens(np.stack([images[ca, ia], images[cb, ib], q_img]), dataset)
+    x = tk.assemble_sequences(toks[0], toks[1], toks[2], label_a, labels, pos)
+    query_label = np.where(query_is_b == 1, 1 - label_a, label_a)
+    return x, np.where(query_label == 1, 1.0, -1.0).astype(np.float32)
+
+
+def test_token_table_sampling_is_bit_identical_to_per_batch_tokens():
+    """Tokens computed once per image, then gathered (host, device, fixed sets): the very same sequences, bit for
+    bit, as tokens computed per batch, for the same generator draws."""
+    import torch
+
+    labels, pos = tk.label_vectors(42), tk.positional_encoding()
+    imgs = _fake_split(30, 4)
+    s = TaskSampler(imgs, labels, pos)
+    dev = s.on("cpu")
+    for step in range(3):
+        x_ref, y_ref = _legacy_sample(imgs, labels, pos, np.random.default_rng([42, step]), 64)
+        b = s.sample(np.random.default_rng([42, step]), 64)
+        assert np.array_equal(b.x, x_ref) and np.array_equal(b.y, y_ref)
+        xd, yd = dev.sample(np.random.default_rng([42, step]), 64)
+        assert xd.dtype == torch.float32 and np.array_equal(xd.numpy(), x_ref) and np.array_equal(yd.numpy(), y_ref)
+        buf = torch.full((64, 48, 192), float("nan"))
+        xb, _ = dev.sample(np.random.default_rng([42, step]), 64, out=buf)
+        assert xb.data_ptr() == buf.data_ptr() and np.array_equal(buf.numpy(), x_ref)
+    ts = s.task_set(np.random.default_rng(7), 100)
+    x_ref, y_ref = _legacy_sample(imgs, labels, pos, np.random.default_rng(7), 100)
+    assert np.array_equal(ts.x(), x_ref) and np.array_equal(ts.y, y_ref)
+    chunks = list(ts.to("cpu").batches(33))
+    assert [len(c[1]) for c in chunks] == [33, 33, 33, 1]
+    assert np.array_equal(torch.cat([c[0] for c in chunks]).numpy(), x_ref)
+    assert np.array_equal(torch.cat([c[1] for c in chunks]).numpy(), y_ref)
+
+
+def test_task_distribution_is_uniform_over_classes_drawings_and_slots():
+    """Marginals of the drawn tasks: classes and drawings uniform, the two drawings of a class distinct, labels and
+    query slot balanced (the generator calls are those of the original sampler, see the bit-identity test)."""
+    from smattn.p1.images.tasks import draw_tasks
+
+    n, C, Dn = 60_000, 12, 20
+    d = draw_tasks(np.random.default_rng(0), C, Dn, n)
+    for name, k, v in (("ca", C, d.ca), ("cb", C, d.cb), ("ia", Dn, d.ia), ("jb", Dn, d.jb)):
+        counts = np.bincount(v, minlength=k)
+        chi2 = float(((counts - n / k) ** 2 / (n / k)).sum())
+        assert chi2 < k - 1 + 6 * np.sqrt(2 * (k - 1)), name  # ~6 sd above the chi-square mean
+    assert np.all(d.ca != d.cb) and np.all(d.ia != d.ja) and np.all(d.ib != d.jb)
+    for v in (d.label_a, d.query_is_b, d.targets() > 0):
+        assert abs(v.mean() - 0.5) < 0.01
+    img = d.image_index(Dn)
+    assert np.array_equal(img[:, 0], d.ca * Dn + d.ia) and np.array_equal(img[:, 1], d.cb * Dn + d.ib)
+    assert np.all(img[:, 2] // Dn == np.where(d.query_is_b == 1, d.cb, d.ca))
+
+
+def test_ood_task_set_is_bit_identical_to_per_set_tokens():
+    labels, pos = tk.label_vectors(7), tk.positional_encoding()
+    rng = np.random.default_rng(3)
+    tr = {c: rng.integers(0, 256, size=(50, 32, 32), dtype=np.uint8) for c in (0, 1)}
+    te = {0: rng.integers(0, 256, size=(7, 32, 32), dtype=np.uint8),
+          1: rng.integers(0, 256, size=(9, 32, 32), dtype=np.uint8)}
+    x, _ = ood_sequences(tr, te, "fashion", labels, pos)
+    test = np.concatenate([te[0], te[1]])
+    toks = tk.image_tokens(np.stack([tr[0][:16], tr[1][:16], test]), "fashion")
+    ref = tk.assemble_sequences(toks[0], toks[1], toks[2], np.zeros(16, dtype=np.int64), labels, pos)
+    assert np.array_equal(x, ref)

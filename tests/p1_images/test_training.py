@@ -3,6 +3,8 @@ validation model is kept, the export has the spec's layout."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -29,19 +31,19 @@ def setup():
     torch.set_num_threads(1)
     labels, pos = label_vectors(3), positional_encoding()
     sampler = TaskSampler(_split(12, 0), labels, pos)
-    val = TaskSampler(_split(6, 1), labels, pos).sample(np.random.default_rng(5), 32)
+    val = TaskSampler(_split(6, 1), labels, pos).task_set(np.random.default_rng(5), 32)
     cfg = paper_train_config(2, 4, width=8, qk_dim=4, epochs=2, tasks_per_epoch=24, batch=8, lr=1e-3, val_every=2,
-                             n_val=32, ckpt_every=2, seed=3)
+                             n_val=32, ckpt_every=2, seed=3, precision="fp32", compile=False)
     return cfg, sampler, val
 
 
 def test_resumed_training_equals_uninterrupted(tmp_path, setup):
     cfg, sampler, val = setup
     assert cfg.total_steps == 6
-    full = train(cfg, sampler, val.x, val.y, tmp_path / "a.pt", progress=False)
-    part = train(cfg, sampler, val.x, val.y, tmp_path / "b.pt", progress=False, stop_after=3)
+    full = train(cfg, sampler, val, tmp_path / "a.pt", progress=False)
+    part = train(cfg, sampler, val, tmp_path / "b.pt", progress=False, stop_after=3)
     assert not part["done"] and part["step"] == 3
-    resumed = train(cfg, sampler, val.x, val.y, tmp_path / "b.pt", progress=False)
+    resumed = train(cfg, sampler, val, tmp_path / "b.pt", progress=False)
     assert resumed["done"] and resumed["step"] == 6
     for k in full["model"]:
         assert torch.equal(full["model"][k], resumed["model"][k]), k
@@ -55,19 +57,20 @@ def test_resumed_training_equals_uninterrupted(tmp_path, setup):
     i = full["history"]["val_step"].index(full["best_step"])
     from smattn.p1.images.training import predict
 
-    assert accuracy(predict(m, val.x), val.y) == full["history"]["val_acc"][i]
-    # a finished run is not retrained
-    again = train(cfg, sampler, val.x, val.y, tmp_path / "b.pt", progress=False)
+    assert accuracy(predict(m, val.x()), val.y) == full["history"]["val_acc"][i]
+    # a finished run is returned as it is only when asked
+    again = train(cfg, sampler, val, tmp_path / "b.pt", progress=False, reuse_finished=True)
     assert again["history"]["loss"] == resumed["history"]["loss"]
+    assert again["history"]["session_steps"] == [3, 3, 0]
 
 
 @pytest.mark.parametrize("change,match", [({"width": 16}, "checkpoint"), ({"value_init_gain": 2.0}, "value_init_gain")])
 def test_checkpoint_of_another_model_is_rejected(tmp_path, setup, change, match):
     cfg, sampler, val = setup
-    train(cfg, sampler, val.x, val.y, tmp_path / "c.pt", progress=False, stop_after=1)
+    train(cfg, sampler, val, tmp_path / "c.pt", progress=False, stop_after=1)
     other = TrainConfig(**{**cfg.__dict__, **change})
     with pytest.raises(ValueError, match=match):
-        train(other, sampler, val.x, val.y, tmp_path / "c.pt", progress=False)
+        train(other, sampler, val, tmp_path / "c.pt", progress=False)
 
 
 def test_bad_config_is_named():
@@ -98,3 +101,96 @@ def test_value_init_gain_scales_only_the_value_weights():
     with pytest.raises(ValueError, match="value_init_gain"):
         paper_train_config(2, 4, value_init_gain=0.0)
 
+
+
+def test_finished_state_is_not_reused_unless_asked(tmp_path, setup):
+    cfg, sampler, val = setup
+    first = train(cfg, sampler, val, tmp_path / "d.pt", progress=False)
+    assert first["done"] and first["history"]["session_steps"] == [6]
+    again = train(cfg, sampler, val, tmp_path / "d.pt", progress=False)  # trained again from step 0
+    assert again["history"]["session_steps"] == [6] and again["history"]["step"] == list(range(6))
+    assert again["history"]["loss"] == first["history"]["loss"]  # deterministic
+
+
+def test_new_loop_reproduces_the_original_loop_bit_for_bit(tmp_path, setup):
+    """The device-side task stream, the deferred loss read and the shared step give the very weights and losses of
+    the original loop (tasks built on the host per batch, loss read every step) at fp32."""
+    from smattn.p1.images.training import build_model
+
+    cfg, sampler, val = setup
+    new = train(cfg, sampler, val, tmp_path / "e.pt", progress=False)
+    model = build_model(cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
+    model.train()
+    losses = []
+    for s in range(cfg.total_steps):
+        b = sampler.sample(np.random.default_rng([cfg.seed, s]), cfg.batch)
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.MSELoss()(model(torch.as_tensor(b.x)), torch.as_tensor(b.y))
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+    assert new["history"]["loss"] == losses
+    for k, v in model.state_dict().items():
+        assert torch.equal(new["model"][k], v), k
+
+
+def test_state_key_covers_settings_data_and_version(setup):
+    from smattn.p1.images.training import state_key
+
+    cfg = setup[0]
+    k = state_key(cfg, "aa", "0.1.0")
+    assert k == state_key(TrainConfig(**cfg.__dict__), "aa", "0.1.0") and len(k) == 12
+    assert len({k, state_key(cfg, "ab", "0.1.0"), state_key(cfg, "aa", "0.1.1"),
+                state_key(TrainConfig(**{**cfg.__dict__, "lr": 2e-3}), "aa", "0.1.0"),
+                state_key(TrainConfig(**{**cfg.__dict__, "precision": "fp16"}), "aa", "0.1.0")}) == 5
+
+
+def test_failed_checkpoint_write_leaves_no_temporary_file(tmp_path, setup, monkeypatch):
+    from smattn.p1.images import training
+
+    cfg, sampler, val = setup
+    train(cfg, sampler, val, tmp_path / "f.pt", progress=False, stop_after=2)
+    before = (tmp_path / "f.pt").read_bytes()
+
+    def broken_save(obj, f):
+        Path(f).write_bytes(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(training.torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        train(cfg, sampler, val, tmp_path / "f.pt", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pt"]
+    assert (tmp_path / "f.pt").read_bytes() == before
+
+
+def test_non_finite_loss_stops_with_the_checkpoint_untouched(tmp_path, setup):
+    cfg, sampler, val = setup
+    train(cfg, sampler, val, tmp_path / "g.pt", progress=False, stop_after=2)
+    before = (tmp_path / "g.pt").read_bytes()
+    labels, pos = label_vectors(3), positional_encoding()
+    poisoned = TaskSampler(_split(12, 0), labels, pos)
+    poisoned.tokens[:] = np.nan
+    with pytest.raises(FloatingPointError, match="at step 2"):
+        train(cfg, poisoned, val, tmp_path / "g.pt", progress=False)
+    assert (tmp_path / "g.pt").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.pt"]
+
+
+@pytest.mark.parametrize("precision", ["tf32", "bf16", "fp16"])
+def test_precisions_train_and_resume(tmp_path, setup, precision):
+    cfg, sampler, val = setup
+    cfg = TrainConfig(**{**cfg.__dict__, "precision": precision})
+    full = train(cfg, sampler, val, tmp_path / "h.pt", progress=False)
+    assert full["done"] and all(np.isfinite(full["history"]["loss"]))
+    if precision == "tf32":  # no TF32 on a CPU: exactly fp32
+        ref = train(TrainConfig(**{**cfg.__dict__, "precision": "fp32"}), sampler, val, tmp_path / "i.pt",
+                    progress=False)
+        assert ref["history"]["loss"] == full["history"]["loss"]
+    if precision == "fp16":
+        assert full["scaler"]["scale"] > 0  # the gradient scaler is active and checkpointed
+    train(cfg, sampler, val, tmp_path / "j.pt", progress=False, stop_after=3)
+    resumed = train(cfg, sampler, val, tmp_path / "j.pt", progress=False)
+    assert resumed["history"]["loss"] == full["history"]["loss"]
+    with pytest.raises(ValueError, match="precision"):
+        paper_train_config(2, 4, precision="fp8")

@@ -20,9 +20,9 @@ import torch
 
 from smattn.p1.images.datasets import ood_images
 from smattn.p1.images.model import AttentionPathsTransformer, gd_order_parameter
-from smattn.p1.images.tasks import TaskSampler, balanced_subset, ood_sequences
+from smattn.p1.images.tasks import TaskSampler, TaskSet, balanced_subset, ood_sequences, ood_task_set
 from smattn.p1.images.tokens import label_vectors, positional_encoding
-from smattn.p1.images.training import accuracy, predict
+from smattn.p1.images.training import accuracy_tasks
 
 TEST_SETS = ("omniglot", "mnist", "fashion")
 # distinct stream tags so that export/evaluation tasks never reuse the training batches' seeds
@@ -34,11 +34,11 @@ def sequence_context(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return label_vectors(seed), positional_encoding()
 
 
-def validation_set(store: dict, seed: int, n_val: int) -> tuple[np.ndarray, np.ndarray]:
-    """The fixed validation set: n_val tasks on the 172 validation classes -> (x [n_val, 48, 192], y [n_val])."""
+def validation_tasks(store: dict, seed: int, n_val: int) -> TaskSet:
+    """The fixed validation set: n_val tasks on the 172 validation classes (x [n_val, 48, 192] = ``.x()``,
+    y [n_val] = ``.y``)."""
     labels, pos = sequence_context(seed)
-    b = TaskSampler(store["val_images"], labels, pos).sample(np.random.default_rng([seed, _VAL]), n_val)
-    return b.x, b.y
+    return TaskSampler(store["val_images"], labels, pos).task_set(np.random.default_rng([seed, _VAL]), n_val)
 
 
 def omniglot_test_tasks(store: dict, seed: int, n: int, stream: int = _TEST_POOL):
@@ -87,12 +87,14 @@ def gd_accuracies(model: AttentionPathsTransformer, store: dict, seed: int, n_om
                   device=None) -> dict[str, dict]:
     """GD accuracy on ``n_omniglot`` Omniglot test-class tasks and on all MNIST / Fashion-MNIST 0-vs-1 sequences.
 
-    Returns {set: {"acc": fraction, "n": count}}.
+    Returns {set: {"acc": fraction, "n": count}}. Sequences are assembled on ``device`` from patch tokens computed
+    once per image (the same sequences as ``omniglot_test_tasks`` / ``ood_set``).
     """
-    res = {}
-    x, y = omniglot_test_tasks(store, seed, n_omniglot, stream=_EVAL_POOL)
-    res["omniglot"] = {"acc": accuracy(predict(model, x, device=device), y), "n": int(len(y))}
+    device = torch.device(device or next(model.parameters()).device)
+    labels, pos = sequence_context(seed)
+    sets = {"omniglot": TaskSampler(store["test_images"], labels, pos).task_set(
+        np.random.default_rng([seed, _EVAL_POOL]), n_omniglot)}
     for name in ("mnist", "fashion"):
-        x, y = ood_set(store, seed, name)
-        res[name] = {"acc": accuracy(predict(model, x, device=device), y), "n": int(len(y))}
-    return res
+        tr, te = ood_images(store, name)
+        sets[name] = ood_task_set(tr, te, name, labels, pos)
+    return {name: {"acc": accuracy_tasks(model, ts.to(device)), "n": int(len(ts))} for name, ts in sets.items()}

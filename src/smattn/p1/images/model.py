@@ -10,6 +10,11 @@ Input x_0: [B, T, D] (T = 48, D = 192), already holding positions and label vect
 
 No residuals, no MLP, no normalisation inside the network. Query/key/value are stored stacked per layer:
 ``query[l].weight``: [H G, D] (rows h G .. (h+1) G - 1 belong to head h), ``value[l].weight``: [H N, N].
+
+Layer-1 value fold (exact): z^(0) = x_0 W_in^T enters the network only through W_V,h^(1) z^(0), so the forward may
+compute (W_V^(1) W_in) x_0 instead, a [H N, D] weight product once per call and a D-wide (instead of N-wide) product per
+token; it skips the input projection altogether. Same parameters, same gradients up to rounding. It pays when
+N > D (H - 1) / H (paper: N = 512 > 144); ``fold_input`` = None chooses it by that FLOP count (see ``fold_pays``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,18 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+
+
+def fold_pays(n_heads: int, width: int, token_dim: int, n_tokens: int) -> bool:
+    """Whether the layer-1 value fold needs fewer multiply-adds than the plain path for ``n_tokens`` = B T tokens.
+
+    Plain: n_tokens (D N + H N^2) (input projection + value product); fold: H N^2 D (weight product, once per call)
+    + n_tokens H N D.
+    """
+    H, N, D = int(n_heads), int(width), int(token_dim)
+    return H * N * N * D + n_tokens * H * N * D < n_tokens * (D * N + H * N * N)
 
 
 class AttentionPathsTransformer(nn.Module):
@@ -29,6 +45,8 @@ class AttentionPathsTransformer(nn.Module):
 
     def __init__(self, n_layers: int, n_heads: int, width: int, qk_dim: int, token_dim: int = 192):
         super().__init__()
+        #: layer-1 value fold: True / False, or None = when it saves FLOPs (``fold_pays``); never changes the parameters
+        self.fold_input: bool | None = None
         for name, v in (("n_layers", n_layers), ("n_heads", n_heads), ("width", width), ("qk_dim", qk_dim),
                         ("token_dim", token_dim)):
             if int(v) < 1:
@@ -81,12 +99,16 @@ class AttentionPathsTransformer(nn.Module):
             raise ValueError(f"AttentionPathsTransformer: expected x0 [B, T, {self.token_dim}], got {tuple(x0.shape)}")
         B, T, _ = x0.shape
         H, N = self.n_heads, self.width
-        z = self.input_proj(x0)  # [B, T, N]
+        fold = self.fold_input if self.fold_input is not None else fold_pays(H, N, self.token_dim, B * T)
+        z = None if fold else self.input_proj(x0)  # [B, T, N]
         attn = self.attention(x0)
         for l in range(self.n_layers):
             mask = self.head_mask[l]
             scale = mask.sum().rsqrt()
-            v = self.value[l](z).view(B, T, H, N)  # W_V,h z_s for every head: [B, T(key), H, N]
+            if l == 0 and fold:  # (W_V W_in) x_0 = W_V z^(0): [H N, D] weights, D-wide product per token
+                v = F.linear(x0, self.value[0].weight @ self.input_proj.weight).view(B, T, H, N)
+            else:
+                v = self.value[l](z).view(B, T, H, N)  # W_V,h z_s for every head: [B, T(key), H, N]
             a = attn[l] * (mask * scale).view(1, H, 1, 1)
             z = torch.einsum("bhst,bshm->btm", a, v)  # [B, T(query), N]
         return self.readout(z.mean(dim=1)).squeeze(-1)

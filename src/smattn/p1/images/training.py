@@ -9,14 +9,30 @@
 * Validation accuracy every ``val_every`` steps (and at the last step) on a **fixed** validation set (the reference
   resampled it each time); the model with the best validation accuracy is kept.
 * A checkpoint (``torch.save`` of plain tensors/dicts, loadable with ``weights_only=True``) is written atomically
-  every ``ckpt_every`` steps and at the end; ``train`` resumes from it when it exists.
+  every ``ckpt_every`` steps and at the end; ``train`` resumes from it when it exists and is unfinished (a finished
+  one is reused only when asked: ``reuse_finished``).
 
-Checkpoint dict: hparams, step, model (state dict), optimizer (state dict), best_model, best_val_acc, best_step,
-history (dict of lists), config (training settings), done (bool).
+The loop keeps the device busy: the patch tokens of every training and validation image live on the training device
+(``TaskSampler.on``), a step draws its task indices on the host (microseconds), copies them (pinned, non-blocking on a
+GPU) and gathers its sequences there into one reused buffer. Nothing inside a step waits for the device: the losses
+stay on the device and are read, and checked for finiteness, every ``ckpt_every`` steps, before a checkpoint is
+written (a non-finite loss stops training with ``FloatingPointError``, the last checkpoint left as it was).
+
+Precision (``precision``): ``fp32``; ``tf32`` (TF32 matmuls on a CUDA device; on a CPU identical to fp32); ``bf16``
+(autocast to bfloat16); ``fp16`` (autocast to float16 with a gradient scaler, the authors' Lightning
+``precision=16``). ``compile``: ``torch.compile`` the training forward. On a CUDA device Adam is the fused kernel, so
+the gradient scaler's inf check does not wait for the device either.
+
+Checkpoint dict: hparams, step, model (state dict), optimizer (state dict), scaler (gradient scaler state dict),
+best_model, best_val_acc, best_step, history (dict of lists), config (training settings), done (bool).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -26,9 +42,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from smattn.io import atomic_path
 from smattn.p1.images.model import AttentionPathsTransformer
-from smattn.p1.images.tasks import TaskSampler
+from smattn.p1.images.tasks import DeviceTaskSet, TaskSampler, TaskSet, to_device
 from smattn.settings import Settings, scale_params, setting
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +69,8 @@ class TrainConfig(Settings):
     seed: int
     max_steps: int | None = setting(ge=1)  # optional cap on the total steps (None: epochs x steps_per_epoch)
     value_init_gain: float = setting(default=1.0, gt=0)  # factor on the default initial W_V (1 = PyTorch default)
+    precision: str = setting(choices=PRECISIONS)  # see the module docstring
+    compile: bool  # torch.compile the training forward
 
     def __post_init__(self):
         super().__post_init__()
@@ -71,7 +92,7 @@ def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
     ``overrides`` (field names). The paper's value-weight gain is 1 for every model."""
     p = scale_params("p1_images", "paper")
     keys = ("width", "qk_dim", "epochs", "tasks_per_epoch", "batch", "lr", "weight_decay", "val_every", "n_val",
-            "ckpt_every", "seed", "max_steps")
+            "ckpt_every", "seed", "max_steps", "precision", "compile")
     kw = {k: p[f"gd_{k}"] for k in keys}
     return TrainConfig(**{"n_layers": n_layers, "n_heads": n_heads, **kw, **overrides})
 
@@ -99,13 +120,31 @@ def build_model(cfg: TrainConfig) -> AttentionPathsTransformer:
 @torch.no_grad()
 def predict(model: nn.Module, x: np.ndarray | torch.Tensor, batch: int = 512, device=None) -> np.ndarray:
     """Model outputs for sequences x [n, 48, 192] -> [n] (float64 numpy)."""
-    device = device or next(model.parameters()).device
+    device = torch.device(device or next(model.parameters()).device)
     model.eval()
     out = []
     for i in range(0, len(x), batch):
-        xb = torch.as_tensor(np.asarray(x[i:i + batch]), dtype=torch.float32, device=device)
+        xb = x[i:i + batch]
+        xb = xb.to(device, torch.float32) if torch.is_tensor(xb) else to_device(np.asarray(xb, np.float32), device)
         out.append(model(xb).double().cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0)
+
+
+@torch.no_grad()
+def predict_tasks(model: nn.Module, tasks: DeviceTaskSet, batch: int = 512) -> torch.Tensor:
+    """Model outputs [n] (float32, on the tasks' device) for a task set assembled on its device in chunks of
+    ``batch`` (the chunks of ``predict``, so the same numbers as ``predict`` on ``TaskSet.x()``)."""
+    model.eval()
+    out = [model(xb).float() for xb, _ in tasks.batches(batch)]
+    return torch.cat(out) if out else torch.zeros(0, device=tasks.device)
+
+
+def accuracy_tasks(model: nn.Module, tasks: DeviceTaskSet | TaskSet, batch: int = 512) -> float:
+    """Fraction of the tasks with sign(f) = y (an exact zero output counts as wrong); one host sync."""
+    if isinstance(tasks, TaskSet):
+        tasks = tasks.to(next(model.parameters()).device)
+    f = predict_tasks(model, tasks, batch)
+    return int((torch.sign(f) == torch.sign(tasks.y)).sum().item()) / max(1, len(tasks))
 
 
 def accuracy(f: np.ndarray, y: np.ndarray) -> float:
@@ -116,11 +155,18 @@ def accuracy(f: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.sign(f) == np.sign(y)))
 
 
-def _save_atomic(obj, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+def save_checkpoint(obj: dict, path: str | os.PathLike) -> None:
+    """``torch.save`` through ``smattn.io.atomic_path``: a unique temporary name beside ``path``, renamed on success,
+    deleted on failure (never a half-written checkpoint, never a leftover temporary file)."""
+    with atomic_path(path) as tmp:
+        torch.save(obj, tmp)
+
+
+def state_key(cfg: TrainConfig, data_sha256: str, version: str) -> str:
+    """12 hex digits naming a resumable training state: a hash of every training setting, the checksum of the input
+    data and the package version, so a state of other settings, other data or another code version is never reused."""
+    payload = {"config": asdict(cfg), "data_sha256": str(data_sha256), "version": str(version)}
+    return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
@@ -136,25 +182,82 @@ def model_from_checkpoint(ckpt: dict, which: str = "best_model") -> AttentionPat
     return model
 
 
-def train(cfg: TrainConfig, train_sampler: TaskSampler, val_x: np.ndarray, val_y: np.ndarray,
-          checkpoint: str | os.PathLike, device=None, progress: bool = True, stop_after: int | None = None) -> dict:
+@contextlib.contextmanager
+def precision_context(precision: str, device: torch.device):
+    """Process-wide matmul settings of a precision for the duration of training: TF32 on for ``tf32`` on a CUDA device
+    (restored on exit); nothing otherwise (autocast is applied around each forward, see ``autocast``)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision != "tf32" or device.type != "cuda":
+        yield
+        return
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def autocast(precision: str, device: torch.device):
+    """The autocast context of a forward pass: bfloat16 / float16 for ``bf16`` / ``fp16``, disabled otherwise."""
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+    return torch.autocast(device_type=device.type, dtype=dtype or torch.float32, enabled=dtype is not None)
+
+
+def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Adam:
+    """Adam (betas 0.9, 0.999, coupled weight decay); the fused kernel on a CUDA device (no host sync in a scaled
+    step), the default implementation elsewhere (the CPU numbers of the original loop)."""
+    fused = True if device.type == "cuda" else None
+    return torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay,
+                            fused=fused)
+
+
+class TrainStep:
+    """One Adam step on a batch (x [B, 48, 192], y [B] device tensors) at the configured precision; returns the
+    detached loss (0-dim device tensor). Never waits for the device. ``forward``: the (possibly compiled) model."""
+
+    def __init__(self, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig, device: torch.device):
+        self.model, self.opt, self.precision, self.device = model, opt, cfg.precision, device
+        self.forward = torch.compile(model) if cfg.compile else model
+        self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
+        self.loss_fn = nn.MSELoss()
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        self.opt.zero_grad(set_to_none=True)
+        with autocast(self.precision, self.device):
+            loss = self.loss_fn(self.forward(x).float(), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.opt)
+        self.scaler.update()
+        return loss.detach()
+
+
+def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint: str | os.PathLike, device=None,
+          progress: bool = True, stop_after: int | None = None, reuse_finished: bool = False) -> dict:
     """Train (or resume) and return the final checkpoint dict.
 
-    train_sampler: tasks of the training classes; val_x [n_val, 48, 192], val_y [n_val]: the fixed validation set.
+    train_sampler: tasks of the training classes; val: the fixed validation set (``TaskSampler.task_set``).
     checkpoint: path of the resumable checkpoint. stop_after: stop (checkpointed) after this many steps of *this call*
-    (used to test resumption); the returned dict then has done = False.
+    (used to test resumption); the returned dict then has done = False. reuse_finished: return a finished checkpoint
+    as it is (default: a finished state is not reused, training starts again from step 0).
     """
     from tqdm import tqdm
 
-    device = device or torch.device("cpu")
+    device = torch.device(device or "cpu")
     ckpt_path = Path(checkpoint)
     model = build_model(cfg).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
+    opt = make_optimizer(model, cfg, device)
+    step_fn = TrainStep(model, opt, cfg, device)
     state = {"step": 0, "best_val_acc": -1.0, "best_step": -1, "best_model": None,
              "history": {"step": [], "loss": [], "val_acc": [], "val_step": [], "wall_s": [], "session_steps": [],
-                         "session_seconds": []}}
-    if ckpt_path.exists():
-        ck = load_checkpoint(ckpt_path, map_location=device)
+                         "session_seconds": [], "session_batch_seconds": []}}
+    ck = load_checkpoint(ckpt_path, map_location=device) if ckpt_path.exists() else None
+    if ck is not None and ck.get("done") and not reuse_finished:
+        print(f"[train] {ckpt_path} holds a finished run: not reused (pass reuse_finished to reuse it); training "
+              "from step 0", flush=True)
+        ck = None
+    if ck is not None:
         if ck["hparams"] != model.hparams():
             raise ValueError(f"checkpoint {ckpt_path} has model {ck['hparams']}, config asks for {model.hparams()}")
         if ck["config"]["seed"] != cfg.seed or ck["config"]["batch"] != cfg.batch:
@@ -164,25 +267,50 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val_x: np.ndarray, val_y
         if ck_gain != float(cfg.value_init_gain):
             raise ValueError(f"checkpoint {ckpt_path} was initialised with value_init_gain {ck_gain}, config asks "
                              f"for {cfg.value_init_gain}")
+        ck_precision = ck["config"].get("precision", "fp32")
+        if ck_precision != cfg.precision:
+            raise ValueError(f"checkpoint {ckpt_path} was trained with precision {ck_precision}, config asks for "
+                             f"{cfg.precision}")
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
+        if ck.get("scaler"):
+            step_fn.scaler.load_state_dict(ck["scaler"])
         state.update(step=int(ck["step"]), best_val_acc=float(ck["best_val_acc"]), best_step=int(ck["best_step"]),
                      best_model=ck["best_model"], history={k: list(ck["history"].get(k, [])) for k in state["history"]})
         print(f"[train] resumed from {ckpt_path} at step {state['step']} (best val acc {state['best_val_acc']:.4f})",
               flush=True)
 
     total = cfg.total_steps
-    loss_fn = nn.MSELoss()
+    tasks = train_sampler.on(device)
+    val_tasks = val.to(device)
+    xbuf = torch.empty(cfg.batch, val.positions.shape[0], val.positions.shape[1], dtype=torch.float32, device=device)
+    pending: list[torch.Tensor] = []  # losses of the steps since the last read, on the device
+    pending_from = state["step"]
 
     def snapshot(done: bool) -> dict:
         return {"hparams": model.hparams(), "step": state["step"],
                 "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-                "optimizer": opt.state_dict(), "best_model": state["best_model"],
-                "best_val_acc": state["best_val_acc"], "best_step": state["best_step"],
-                "history": state["history"], "config": asdict(cfg), "done": done}
+                "optimizer": opt.state_dict(), "scaler": step_fn.scaler.state_dict(),
+                "best_model": state["best_model"], "best_val_acc": state["best_val_acc"],
+                "best_step": state["best_step"], "history": state["history"], "config": asdict(cfg), "done": done}
+
+    def flush_losses():
+        """Read the pending losses (one host sync), stop on a non-finite one, append them to the history."""
+        nonlocal pending, pending_from
+        if not pending:
+            return
+        values = torch.stack(pending).double().cpu().tolist()
+        for i, v in enumerate(values):
+            if not math.isfinite(v):
+                raise FloatingPointError(f"training loss became {v} at step {pending_from + i}; the checkpoint "
+                                         f"{ckpt_path} is left as it was before step {pending_from}")
+        state["history"]["loss"].extend(values)
+        pending, pending_from = [], state["step"]
+        bar.set_postfix(loss=f"{values[-1]:.4f}", val_acc=f"{last_val:.4f}", refresh=False)
 
     def validate():
-        acc = accuracy(predict(model, val_x, device=device), val_y)
+        with autocast(cfg.precision, device):
+            acc = accuracy_tasks(model, val_tasks)
         model.train()
         state["history"]["val_acc"].append(acc)
         state["history"]["val_step"].append(state["step"])
@@ -191,47 +319,48 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val_x: np.ndarray, val_y
                          best_model={k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
         return acc
 
+    def end_session():
+        state["history"]["session_steps"].append(state["step"] - start_step)
+        state["history"]["session_seconds"].append(time.time() - t0)
+        state["history"]["session_batch_seconds"].append(batch_seconds)
+
     model.train()
     bar = tqdm(total=total, initial=state["step"], desc="train", unit="step", disable=not progress,
                mininterval=5.0, dynamic_ncols=True)
-    start_step, t0 = state["step"], time.time()
+    start_step, t0, batch_seconds = state["step"], time.time(), 0.0
     last_val = state["history"]["val_acc"][-1] if state["history"]["val_acc"] else float("nan")
-    while state["step"] < total:
-        s = state["step"]
-        if s % cfg.val_every == 0 and (not state["history"]["val_step"] or state["history"]["val_step"][-1] != s):
+    with precision_context(cfg.precision, device):
+        while state["step"] < total:
+            s = state["step"]
+            if s % cfg.val_every == 0 and (not state["history"]["val_step"] or state["history"]["val_step"][-1] != s):
+                last_val = validate()
+            tb = time.perf_counter()
+            xb, yb = tasks.sample(np.random.default_rng([cfg.seed, s]), cfg.batch, out=xbuf)
+            batch_seconds += time.perf_counter() - tb
+            pending.append(step_fn(xb, yb))
+            state["step"] = s + 1
+            state["history"]["step"].append(s)
+            state["history"]["wall_s"].append(time.time() - t0)
+            bar.update(1)
+            if state["step"] % cfg.ckpt_every == 0:
+                flush_losses()
+                save_checkpoint(snapshot(done=False), ckpt_path)
+            if stop_after is not None and state["step"] - start_step >= stop_after and state["step"] < total:
+                flush_losses()
+                end_session()
+                save_checkpoint(snapshot(done=False), ckpt_path)
+                bar.close()
+                return snapshot(done=False)
+        flush_losses()
+        if not state["history"]["val_step"] or state["history"]["val_step"][-1] != state["step"]:
             last_val = validate()
-        batch = train_sampler.sample(np.random.default_rng([cfg.seed, s]), cfg.batch)
-        xb = torch.as_tensor(batch.x, device=device)
-        yb = torch.as_tensor(batch.y, device=device)
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(xb), yb)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"training loss became {loss.item()} at step {s}")
-        loss.backward()
-        opt.step()
-        state["step"] = s + 1
-        state["history"]["step"].append(s)
-        state["history"]["loss"].append(float(loss.item()))
-        state["history"]["wall_s"].append(time.time() - t0)
-        bar.update(1)
-        bar.set_postfix(loss=f"{loss.item():.4f}", val_acc=f"{last_val:.4f}", refresh=False)
-        if state["step"] % cfg.ckpt_every == 0:
-            _save_atomic(snapshot(done=False), ckpt_path)
-        if stop_after is not None and state["step"] - start_step >= stop_after and state["step"] < total:
-            state["history"]["session_steps"].append(state["step"] - start_step)
-            state["history"]["session_seconds"].append(time.time() - t0)
-            _save_atomic(snapshot(done=False), ckpt_path)
-            bar.close()
-            return snapshot(done=False)
-    if not state["history"]["val_step"] or state["history"]["val_step"][-1] != state["step"]:
-        last_val = validate()
     bar.close()
-    state["history"]["session_steps"].append(state["step"] - start_step)
-    state["history"]["session_seconds"].append(time.time() - t0)
+    end_session()
     final = snapshot(done=True)
-    _save_atomic(final, ckpt_path)
+    save_checkpoint(final, ckpt_path)
     elapsed = time.time() - t0
     n = state["step"] - start_step
-    print(f"[train] {n} steps in {elapsed:.1f} s ({n / max(elapsed, 1e-9):.2f} steps/s); best val acc "
-          f"{state['best_val_acc']:.4f} at step {state['best_step']}", flush=True)
+    print(f"[train] {n} steps in {elapsed:.1f} s ({n / max(elapsed, 1e-9):.2f} steps/s, batches "
+          f"{1e3 * batch_seconds / max(n, 1):.2f} ms/step); best val acc {state['best_val_acc']:.4f} at step "
+          f"{state['best_step']}", flush=True)
     return final
