@@ -159,6 +159,11 @@ def _cross_key_errors(params: Mapping[str, Mapping]) -> list[str]:
             extra = [w for w in params[group]["sampled_widths"] if float(w) not in widths]
             if extra:
                 errors.append(f"'{group}.sampled_widths' {extra} not among the theory widths '{group}.widths'")
+    if has("p2_theory", "l3_authors_tail", "l3_authors_iterations"):
+        g = params["p2_theory"]
+        if g["l3_authors_tail"] > g["l3_authors_iterations"]:
+            errors.append(f"'p2_theory.l3_authors_tail' ({g['l3_authors_tail']}) exceeds "
+                          f"'p2_theory.l3_authors_iterations' ({g['l3_authors_iterations']})")
     if has("p2_dynamics", "sgd_test_every", "sgd_epochs"):
         g = params["p2_dynamics"]
         if g["sgd_test_every"] > g["sgd_epochs"]:
