@@ -15,11 +15,16 @@ from smattn.scriptio import run
 def main(io):
     from smattn.io import write_csv, write_metrics
     from smattn.p2.theory.gamp_growth import gamp_growth_runs, se_growth_ratio
+    from smattn.p2.theory.quadrature import QuadratureSettings
 
     p = io.params
     se = se_growth_ratio(p.alpha, p.m1, p.q22, damping=p.damping, n_samples=p.se_samples, seed=p.seed)
     print(f"[growth] SE one-step ratio {se['ratio']:.3f} +- {se['ratio_se']:.3f} (linearised "
           f"{se['ratio_linear']:.3f}, K1 = {se['K1']:.3f})", flush=True)
+    se_default = se_growth_ratio(p.alpha, p.m1, p.q22, damping=p.damping, n_samples=p.se_samples, seed=p.seed,
+                                 quad=QuadratureSettings())
+    print(f"[growth] the same with GAMP's default grid: {se_default['ratio']:.3f} +- {se_default['ratio_se']:.3f}",
+          flush=True)
     seeds = [int(p.seed) * 1000 + 500 + s for s in range(p.seeds)]
     g = gamp_growth_runs(p.d, p.alpha, p.m1, p.q22, seeds, p.iterations, damping=p.damping)
     rows = [[s, t + 1, g.m1[i, t + 1], g.ratio[i, t], g.q11[i, t + 1], g.a11[i, t], g.m2_cos[i, t + 1]]
@@ -38,6 +43,7 @@ def main(io):
         "p2.gamp_iter.layer1_growth_ratio_se_prediction": se["ratio"],
         "p2.gamp_iter.layer1_growth_ratio_se_prediction_stderr": se["ratio_se"],
         "p2.gamp_iter.layer1_growth_ratio_se_linearised": se["ratio_linear"],
+        "p2.gamp_iter.layer1_growth_ratio_se_prediction_default_grid": se_default["ratio"],
         "p2.gamp_iter.layer1_growth_gap_sigma": float(gap),
     })
 
