@@ -53,6 +53,7 @@ ALL_METRICS = [
     rules.p2_fig3_left.output.metrics,
     rules.p2_se_crosscheck.output.metrics,
     rules.p2_fig2_left.output.metrics,
+    rules.p2_gamp_growth.output.metrics,
     rules.p2_fig2_right.output.metrics,
     rules.p2_fig3_right.output.metrics,
     rules.p1_fig2c.output.metrics,

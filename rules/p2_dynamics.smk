@@ -58,6 +58,35 @@ rule p2_fig2_left:
         "../scripts/p2_dynamics_fig2_left.py"
 
 
+rule p2_gamp_growth:
+    """First-layer growth of GAMP from an informed start against the state evolution's one-step prediction."""
+    output:
+        csv="results/p2_dynamics/gamp_growth.csv",
+        metrics="results/metrics/p2_dynamics/p2_gamp_growth.json",
+    log:
+        "logs/p2_dynamics/p2_gamp_growth.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_gamp_growth.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    params:
+        d=P2D["gamp_growth_d"],
+        alpha=P2D["gamp_alpha"],
+        seeds=P2D["gamp_growth_seeds"],
+        iterations=P2D["gamp_growth_iterations"],
+        m1=P2D["gamp_growth_m1"],
+        q22=P2D["gamp_growth_q22"],
+        se_samples=P2D["gamp_growth_se_samples"],
+        seed=P2D["gamp_seed"],
+        damping=P2D["gamp_damping"],
+    script:
+        "../scripts/p2_dynamics_gamp_growth.py"
+
+
 rule p2_sgd_train:
     """SGD on the two-layer attention target: all runs in one batched JAX program."""
     output:

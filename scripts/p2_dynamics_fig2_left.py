@@ -1,7 +1,8 @@
 """P2 Fig. 2 left: layer-wise similarity of the GAMP estimate with the teacher per iteration.
 
 Left panel: the authors' quantity |M_kk| / sqrt(Q_kk) (not divided by the teacher norm), our runs (thin, '.') and
-their mean, with the authors' published run (d = 1000, alpha = 1.2) overlaid ('x', dashed). Right panel: the true
+their mean, with the authors' published run (d = 1000, alpha = 1.2) overlaid ('x', dashed), and the distribution of
+our runs' half-crossing iterations (ticks at the top: median and quartiles). Right panel: the true
 cosine |M_kk| / sqrt(Q_kk |w_k|^2 / d) of our runs. Iterations are counted from 1 (state after the first update),
 for the published run too (its stored index 0 is the state after the first update).
 """
@@ -27,6 +28,7 @@ def main(io):
     Cref = published_run_metric(read_npy(io.input.ref_m))  # (iter, layer)
     t = np.arange(1, C.shape[1] + 1)
     tr = np.arange(1, Cref.shape[0] + 1)
+    cross = [half_crossing_iterations(C[:, :, k]) for k in range(2)]  # 1-based; unlearned runs count as n_iter + 1
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.0, 2.9), sharex=True)
     for k, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):
@@ -41,7 +43,17 @@ def main(io):
         a.set_xscale("log")
         a.set_xlabel("GAMP iteration")
     top = max(1.1, float(np.nanmax(C)) + 0.05, float(np.nanmax(Cref)) + 0.05)
-    ax.set_ylim(-0.03, top + 0.3)
+    for k, col in enumerate((BLUE, RED)):
+        it, learned = cross[k]
+        y = top + 0.06 + 0.1 * k
+        if learned.any():
+            lo, med, hi = np.percentile(it[learned], [25, 50, 75])
+            ax.plot([lo, hi], [y, y], color=col, lw=2.5, solid_capstyle="butt")
+            ax.plot([med], [y], color=col, marker="|", ms=8, mew=1.5)
+        ax.plot(it[learned], np.full(learned.sum(), y), color=col, ls="none", marker=".", ms=3)
+        ax.text(0.99, y, f"layer {k + 1} learned in {learned.sum()}/{learned.size} runs", fontsize=5.5,
+                va="center", ha="right", color=col, transform=ax.get_yaxis_transform())
+    ax.set_ylim(-0.03, top + 0.5)
     ax2.set_ylim(-0.03, 1.1)
     ax.set_ylabel(r"$|M_{kk}|/\sqrt{Q_{kk}}$")
     ax2.set_ylabel(r"cosine $|M_{kk}|/\sqrt{Q_{kk}\,|w_k|^2/d}$")
@@ -71,13 +83,20 @@ def main(io):
 
     metrics = {}
     for k in range(2):
-        it, learned = half_crossing_iterations(C[:, :, k])  # 1-based; unlearned runs count as "after the last"
-        metrics[f"p2.gamp_iter.runs_learned[layer={k + 1}]"] = float(learned.sum())
+        it, learned = cross[k]
         itr = int(first_crossing(Cref[:, k], 0.5)) + 1
+        # distribution over runs: unlearned runs count as n_iter + 1 in the quartiles (they crossed "later")
+        q1, med, q3 = np.percentile(it, [25, 50, 75])
+        metrics[f"p2.gamp_iter.runs_learned[layer={k + 1}]"] = float(learned.sum())
+        metrics[f"p2.gamp_iter.learned_fraction[layer={k + 1}]"] = float(learned.mean())
         metrics[f"p2.gamp_iter.first_half[layer={k + 1}]"] = float(it.mean())
+        metrics[f"p2.gamp_iter.first_half_median[layer={k + 1}]"] = float(med)
+        metrics[f"p2.gamp_iter.first_half_q1[layer={k + 1}]"] = float(q1)
+        metrics[f"p2.gamp_iter.first_half_q3[layer={k + 1}]"] = float(q3)
         metrics[f"p2.gamp_iter.final_similarity[layer={k + 1}]"] = float(C[:, -1, k].mean())
         metrics[f"p2.gamp_iter.final_cosine[layer={k + 1}]"] = float(cos[:, -1, k].mean())
-        print(f"layer {k + 1}: first half-crossing at iterations {it} (mean {it.mean():.2f}); authors {itr}; "
+        print(f"layer {k + 1}: half-crossing iterations {it} (median {med:g}, quartiles {q1:g}-{q3:g}, "
+              f"{learned.sum()}/{learned.size} learned within {C.shape[1]}); authors {itr}; "
               f"final |M|/sqrt(Q) {C[:, -1, k]} (authors {Cref[-1, k]:.4f}); final cosine {cos[:, -1, k]}",
               flush=True)
     metrics["p2.gamp_iter.final_test_error"] = float(err[:, -1].mean())

@@ -25,7 +25,7 @@ def main(io):
     cfg = dict(d=p.d, alpha=p.alpha, n_iter=p.iterations, seed=seed, damping=p.damping)
     print(f"[gamp] {json.dumps(cfg)}", flush=True)
     t0 = time.perf_counter()
-    res = run_gamp(p.d, p.alpha, p.iterations, seed=seed, damping=p.damping)
+    res = run_gamp(p.d, p.alpha, p.iterations, seed=seed, damping=p.damping, progress_desc=f"GAMP run {r}")
     wall = time.perf_counter() - t0
     if not (np.all(np.isfinite(res.M)) and np.all(np.isfinite(res.Q))):
         raise FloatingPointError(f"GAMP run {r}: non-finite overlaps")

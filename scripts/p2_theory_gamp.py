@@ -6,6 +6,7 @@ import numpy as np
 from smattn.io import atomic_path
 from smattn.p2.theory.gamp import run_gamp
 from smattn.p2.theory.quadrature import QuadratureSettings
+from smattn.progress import progress
 from smattn.scriptio import run
 
 
@@ -13,10 +14,11 @@ def main(io):
     P = io.params
     alpha = float(io.wildcards.alpha)
     recs = {k: [] for k in ("M", "Q", "test_error", "min_ess", "teacher_sq_norm", "time_s")}
-    for r in range(P.runs):
+    for r in progress(range(P.runs), desc=f"GAMP runs alpha={alpha:g}"):
         t0 = time.time()
         res = run_gamp(P.d, alpha, P.iters, seed=P.seed + 1000 * r + int(round(alpha * 100)), damping=P.damping,
-                       c=P.skip_c, v_reg=P.v_reg, quad=QuadratureSettings(n1d=P.n1d))
+                       c=P.skip_c, v_reg=P.v_reg, quad=QuadratureSettings(n1d=P.n1d),
+                       progress_desc=f"GAMP alpha={alpha:g} run {r}")
         recs["M"].append(res.M)
         recs["Q"].append(res.Q)
         recs["test_error"].append(res.test_error)

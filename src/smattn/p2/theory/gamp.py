@@ -1,7 +1,8 @@
 """GAMP for the deep tied-attention target (P2 Algorithm 1) with the analytic channel Jacobian.
 
-API for other groups: run_gamp(d, alpha, n_iter, seed, damping, ...) -> GampResult with per-iteration
-M (iters, p, p) = W_hat W^T / d, Q (iters, p, p) = W_hat W_hat^T / d and the plug-in test error (iters,).
+API for other groups: run_gamp(d, alpha, n_iter, seed, damping, ..., init=None) -> GampResult with per-iteration
+M (iters, p, p) = W_hat W^T / d, Q (iters, p, p) = W_hat W_hat^T / d and the plug-in test error (iters,);
+init=GampInit(overlap) starts from an informed estimate (docs/p2_dynamics.md#gamp-iterations).
 """
 from __future__ import annotations
 
@@ -9,12 +10,53 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...progress import progress
 from .attention_link import attention_output, check_skip, link_logits
 from .channel_denoiser import g_out
 from .prior_denoiser import f_in
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 
-__all__ = ["GampResult", "make_data", "run_gamp"]
+__all__ = ["GampInit", "GampResult", "make_data", "run_gamp"]
+
+
+@dataclass(frozen=True)
+class GampInit:
+    """Informed start of GAMP at a prescribed overlap with the teacher (one entry per layer).
+
+    overlap m_k in [0, 1); self_overlap q_k >= m_k^2 (default m_k); variance: the C_hat^0 diagonal (default 1 - q_k).
+    W_hat^0_k = m_k w_k + sqrt(q_k - m_k^2) xi_k, with xi_k standard normal draws projected orthogonally to the
+    teacher rows and rescaled to |xi_k|^2 = d, so that M^0_kk = m_k |w_k|^2 / d exactly and Q^0_kk ~= q_k.  The
+    default q = m, C_hat^0 = I - diag(m) is the Bayes-optimal (Nishimori) relation that the state evolution assumes;
+    q > m with a smaller variance mimics the state a random start drifts into (docs/p2_dynamics.md#gamp-iterations).
+    W_hat^0 does not depend on the data, so the first step needs no Onsager term (g_out^{-1} = 0).
+    """
+    overlap: tuple
+    self_overlap: tuple | None = None
+    variance: tuple | None = None
+
+    def __post_init__(self):
+        m = np.asarray(self.overlap, dtype=np.float64)
+        if m.ndim != 1 or not np.all((m >= 0) & (m < 1)):
+            raise ValueError(f"GampInit.overlap must be one value in [0, 1) per layer, got {self.overlap!r}")
+        q = m if self.self_overlap is None else np.asarray(self.self_overlap, dtype=np.float64)
+        if q.shape != m.shape or not np.all(q >= m ** 2):
+            raise ValueError(f"GampInit.self_overlap needs one value >= overlap^2 per layer, got {self.self_overlap!r}")
+        v = 1.0 - q if self.variance is None else np.asarray(self.variance, dtype=np.float64)
+        if v.shape != m.shape or not np.all(v > 0):
+            raise ValueError(f"GampInit.variance must have one value > 0 per layer, got {self.variance!r}")
+
+    def start(self, W, xi):
+        """(W_hat^0 (p, d), C_hat^0 (p, p)) from the teacher W (p, d) and standard normal draws xi (p, d)."""
+        m = np.asarray(self.overlap, dtype=np.float64)
+        p, d = W.shape
+        if m.shape != (p,):
+            raise ValueError(f"GampInit.overlap has {m.size} entries for {p} layers")
+        q = m if self.self_overlap is None else np.asarray(self.self_overlap, dtype=np.float64)
+        v = 1.0 - q if self.variance is None else np.asarray(self.variance, dtype=np.float64)
+        basis, _ = np.linalg.qr(W.T)                                            # (d, p) orthonormal span of the teacher
+        xi = xi - (xi @ basis) @ basis.T
+        xi *= np.sqrt(d) / np.linalg.norm(xi, axis=1, keepdims=True)
+        return m[:, None] * W + np.sqrt(q - m ** 2)[:, None] * xi, np.diag(v)
 
 
 @dataclass
@@ -23,7 +65,8 @@ class GampResult:
 
     M: (n_iter, p, p) rows = estimate layer, columns = teacher layer; Q: (n_iter, p, p); test_error: (n_iter,)
     plug-in error E||g(W x) - g(W_hat x)||_F^2 on fresh samples; delta: (n_iter,) ||M^t - M^{t-1}||_F;
-    A: (n_iter, p, p); min_ess: (n_iter,) smallest effective node count of the denoiser; W_hat, W (p, d).
+    A: (n_iter, p, p); min_ess: (n_iter,) smallest effective node count of the denoiser; W_hat, W (p, d);
+    M0, Q0: (p, p) overlaps of the start W_hat^0.
     """
     M: np.ndarray
     Q: np.ndarray
@@ -33,6 +76,8 @@ class GampResult:
     min_ess: np.ndarray
     W_hat: np.ndarray
     W: np.ndarray
+    M0: np.ndarray
+    Q0: np.ndarray
 
 
 def make_data(W, n, rng, c):
@@ -45,12 +90,20 @@ def make_data(W, n, rng, c):
 
 def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float = 0.8, c: float = 1.0,
              L: int = 2, lam: float = 0.0, n_test: int = 1000, v_reg: float = 1e-3,
-             quad: QuadratureSettings = DEFAULT_QUADRATURE) -> GampResult:
+             quad: QuadratureSettings = DEFAULT_QUADRATURE, init: GampInit | None = None,
+             onsager_v_reg: bool = False, progress_desc: str | None = None, observer=None) -> GampResult:
     """Run GAMP on synthetic data of dimension d with n = floor(alpha d) samples.
 
     damping: weight of the new iterate (reference 0.8); lam: side-information strength (S = sqrt(lam) W + noise);
     v_reg: added to V inside the denoiser only (reference 1e-3); quad: the denoiser's quadrature.
-    Initialisation as the reference: W_hat^0 i.i.d. N(0, 1), C_hat^0 = I, g_out^{-1} = 0.
+    Initialisation as the reference: W_hat^0 i.i.d. N(0, 1), C_hat^0 = I, g_out^{-1} = 0; init (GampInit) starts
+    at a prescribed overlap instead (same random draws).  onsager_v_reg: the Onsager term uses C_hat + v_reg I (the
+    variance the denoiser is given) instead of the reference's C_hat (a diagnostic variant).  progress_desc: label
+    of the progress lines of the iteration loop (smattn.progress; none when None).  observer: called after every
+    iteration t (from 1) as observer(t, state) with state a dict of W (p, d), Z (n, p, 2) the teacher's
+    pre-activations, W_hat, C_hat (p, p) after the
+    damped update, V (p, p) the denoiser was given (without v_reg), omega (n, p, 2), g_out (n, p, 2) and its
+    Jacobian dg (n, p, 2, p, 2) (diagnostics; must not modify them).
     """
     if d < 2 or n_iter < 1 or alpha <= 0:
         raise ValueError(f"need d >= 2, n_iter >= 1, alpha > 0; got d={d}, n_iter={n_iter}, alpha={alpha}")
@@ -60,19 +113,24 @@ def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float
     rng = np.random.default_rng(seed)
     n = int(np.floor(alpha * d))
     W = rng.standard_normal((L, d))
-    X, ell, _ = make_data(W, n, rng, c)
+    X, ell, Z = make_data(W, n, rng, c)
     Xt = rng.standard_normal((n_test, 2, d))
     y_test = attention_output(np.einsum("ad,ntd->nat", W, Xt) / np.sqrt(d), c)
     S = np.sqrt(lam) * W + rng.standard_normal((L, d)) if lam > 0 else None
     W_hat = rng.standard_normal((L, d))
     C_hat = np.eye(L)
+    if init is not None:
+        W_hat, C_hat = init.start(W, W_hat)
     g_prev = np.zeros((n, L, 2))
     rec = {k: [] for k in ("M", "Q", "err", "delta", "A", "ess")}
     M_prev = W_hat @ W.T / d
+    M0, Q0 = M_prev, W_hat @ W_hat.T / d
     sq = np.sqrt(d)
-    for _ in range(n_iter):
+    steps = range(n_iter) if progress_desc is None else progress(range(n_iter), desc=progress_desc)
+    v_ons = v_reg * np.eye(L) if onsager_v_reg else np.zeros((L, L))
+    for t in steps:
         V = 0.5 * (C_hat + C_hat.T)
-        omega = np.einsum("ad,ntd->nat", W_hat, X) / sq - np.einsum("ab,nbt->nat", V, g_prev)
+        omega = np.einsum("ad,ntd->nat", W_hat, X) / sq - np.einsum("ab,nbt->nat", V + v_ons, g_prev)
         gout, dg, mom = g_out(ell, omega, V + v_reg * np.eye(L), c, quad, jacobian=True)
         A = -np.einsum("natbt->ab", dg) / d
         A = 0.5 * (A + A.T)
@@ -81,6 +139,8 @@ def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float
         W_hat = damping * W_new + (1.0 - damping) * W_hat
         C_hat = damping * C_new + (1.0 - damping) * C_hat
         g_prev = gout
+        if observer is not None:
+            observer(t + 1, dict(W=W, Z=Z, W_hat=W_hat, C_hat=C_hat, V=V, omega=omega, g_out=gout, dg=dg))
         M = W_hat @ W.T / d
         y_hat = attention_output(np.einsum("ad,ntd->nat", W_hat, Xt) / sq, c)
         rec["M"].append(M)
@@ -92,4 +152,4 @@ def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float
         M_prev = M
     return GampResult(M=np.array(rec["M"]), Q=np.array(rec["Q"]), test_error=np.array(rec["err"]),
                       delta=np.array(rec["delta"]), A=np.array(rec["A"]), min_ess=np.array(rec["ess"]),
-                      W_hat=W_hat, W=W)
+                      W_hat=W_hat, W=W, M0=M0, Q0=Q0)
