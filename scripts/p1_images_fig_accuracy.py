@@ -19,8 +19,8 @@ def main(io):
     import matplotlib.pyplot as plt
 
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
-    from smattn.p1.sampler import nuts_ledger_entries
     from smattn.p1.images.theory_grid import TEST_SETS
+    from smattn.p1.sampler import nuts_ledger_entries
 
     p = io.params
     sets = list(p.sets)
