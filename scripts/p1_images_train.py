@@ -1,4 +1,4 @@
-"""P1 image task: train the GD transformer of one architecture (spec §5.3) on one-shot Omniglot tasks.
+"""P1 image task: train the GD transformer of one architecture (docs/p1_images.md#training) on one-shot Omniglot tasks.
 
 Resumable: the training state lives in ``params.state_dir`` (not a rule output, so Snakemake never deletes it), named
 by a hash of the training settings, the input store's sha256 and the package version; a rerun after an interruption

@@ -1,4 +1,4 @@
-"""Theory vs NUTS on a small instance (spec §3): mean predictor and order parameter agree.
+"""Theory vs NUTS on a small instance (docs/p1_theory.md#sampler): mean predictor and order parameter agree.
 
 The theory is exact for N, P -> infinity at fixed P/N; at N = 8 finite-width corrections of relative size O(1/N)
 remain on top of the sampling error, which the tolerances below allow for (they are not fitted to the result).

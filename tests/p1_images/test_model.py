@@ -1,4 +1,4 @@
-"""The GD transformer (P1 spec §1.3, §5.3): parameter count, literal forward, pruning, U_GD, link to the theory."""
+"""The GD transformer (docs/p1_images.md#gd-transformer): parameter count, literal forward, pruning, U_GD, link to the theory."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_parameter_count_matches_the_paper():
 
 
 def _literal_forward(m, x):
-    """Loop-by-loop forward of spec §1.3 (for one sequence x [T, D])."""
+    """Loop-by-loop forward of docs/p1_images.md#gd-transformer (for one sequence x [T, D])."""
     H, N, G = m.n_heads, m.width, m.qk_dim
     z = x @ m.input_proj.weight.T  # [T, N]
     for l in range(m.n_layers):
@@ -90,7 +90,7 @@ def test_gd_order_parameter_definition():
 
 
 def test_gd_network_is_the_bayesian_network_with_rescaled_weights():
-    """With V0 = sqrt(D) W_in, V_l = sqrt(N) W_V, a = sqrt(N) w_out the theory's network (spec §1.1, mean-pooling
+    """With V0 = sqrt(D) W_in, V_l = sqrt(N) W_V, a = sqrt(N) w_out the theory's network (docs/p1_theory.md#network-and-attention-paths, mean-pooling
     readout, attention from the exported W_Q/W_K) computes exactly the GD network: the export conventions match."""
     import jax
 

@@ -1,4 +1,4 @@
-"""Images -> tokens -> sequences (P1 spec §5.1-5.2): shapes, LayerNorm, positions, labels, splits, OOD sets."""
+"""Images -> tokens -> sequences (docs/p1_images.md#tokens, #tasks): shapes, LayerNorm, positions, labels, splits, OOD sets."""
 
 from __future__ import annotations
 

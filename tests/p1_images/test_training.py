@@ -1,5 +1,5 @@
 """GD training: resumption reproduces an uninterrupted run, checkpoints load with weights_only=True, the best
-validation model is kept, the export has the spec's layout."""
+validation model is kept, the export has the documented layout."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The gradient-descent transformer of the image task (P1 spec §1.3, §5.3).
+"""The gradient-descent transformer of the image task (docs/p1_images.md#gd-transformer).
 
 Input x_0: [B, T, D] (T = 48, D = 192), already holding positions and label vectors.
 
@@ -131,7 +131,7 @@ class AttentionPathsTransformer(nn.Module):
 
 
 def gd_order_parameter(value: torch.Tensor, readout: torch.Tensor) -> torch.Tensor:
-    """Empirical order parameter of a GD network (spec §3.3, Fig. 3c "gradient descent"), no normalisation.
+    """Empirical order parameter of a GD network (P1 Fig. 3c "gradient descent"; docs/p1_images.md#export), no normalisation.
 
     value: [L, H, N, N] (W_V per layer/head, [out, in]); readout: [N] (w_out).
     Effective weights w_(h_1..h_L) = W_V,h_1^(1)T ... W_V,h_L^(L)T w_out in R^N, paths flattened with h_1 slowest.

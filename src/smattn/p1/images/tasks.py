@@ -1,10 +1,10 @@
-"""One-shot 2-way in-context tasks (P1 spec §5.2) and the OOD MNIST / Fashion-MNIST 0-vs-1 sequences.
+"""One-shot 2-way in-context tasks (docs/p1_images.md#tasks) and the OOD MNIST / Fashion-MNIST 0-vs-1 sequences.
 
 A task on a class split: an ordered pair of distinct classes (c_A, c_B) drawn uniformly; one context and one held-out
 drawing per class (two distinct drawings drawn uniformly); context A carries label ``label_a`` in {0, 1} drawn
 uniformly, context B the other; the query is the held-out drawing of c_A or c_B with probability 1/2 each; the target
 is y = +1 if the query's class carries label 1, else -1. (The reference's torchmeta picks the two drawings of a class
-deterministically per ordered pair; drawing them uniformly gives the same task distribution, see the spec.)
+deterministically per ordered pair; drawing them uniformly gives the same task distribution, see docs/p1_images.md#tasks.)
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ class DeviceTaskSampler:
 
 def ood_sequences(train_images: dict, test_images: dict, dataset: str, labels: np.ndarray,
                   positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """OOD 0-vs-1 sequences (MNIST or Fashion-MNIST), spec §5.2.
+    """OOD 0-vs-1 sequences (MNIST or Fashion-MNIST) (docs/p1_images.md#tasks).
 
     train_images / test_images: {0: uint8 [n0, 32, 32], 1: uint8 [n1, 32, 32]} resized images of classes 0 and 1.
     For the i-th image of the concatenated test set [class 0 ..., class 1 ...] the sequence is
@@ -290,7 +290,7 @@ def ood_task_set(train_images: dict, test_images: dict, dataset: str, labels: np
 
 
 def balanced_subset(y: np.ndarray, n: int) -> np.ndarray:
-    """Indices of the first n/2 examples with y = +1 followed by the first n/2 with y = -1 (spec §5.4)."""
+    """Indices of the first n/2 examples with y = +1 followed by the first n/2 with y = -1 (docs/p1_images.md#export)."""
     if n % 2:
         raise ValueError(f"balanced_subset: n must be even, got {n}")
     y = np.asarray(y)

@@ -1,4 +1,4 @@
-"""Images -> patch tokens -> 48-token sequences ``x_0`` (P1 spec §5.1).
+"""Images -> patch tokens -> 48-token sequences ``x_0`` (docs/p1_images.md#tokens).
 
 Pipeline per image (exactly as the reference's torchvision/torchmeta pipeline):
 

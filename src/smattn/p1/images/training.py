@@ -1,8 +1,8 @@
-"""Adam training of the GD transformer on one-shot Omniglot tasks (P1 spec §5.3), resumable.
+"""Adam training of the GD transformer on one-shot Omniglot tasks (docs/p1_images.md#training), resumable.
 
 * Loss: mean squared error between the scalar output and y in {-1, +1}; decision = sign of the output.
 * Adam (lr 3e-4, betas (0.9, 0.999), coupled weight decay 5e-5), batch of tasks, ``epochs x steps_per_epoch`` steps.
-* Initialisation: PyTorch defaults (spec §5.3). ``value_init_gain`` (default 1 = the spec) multiplies the initial value
+* Initialisation: PyTorch defaults (docs/p1_images.md#training). ``value_init_gain`` (1 = the paper's) multiplies the initial value
   weights W_V of every layer; the laptop scale uses sqrt(3) for the L = 3 model only (see ``build_model``).
 * Task batch of step ``s`` is drawn with ``numpy.random.default_rng([seed, s])``: the data stream is a pure function of
   the step, so a resumed run sees exactly the batches an uninterrupted run would have seen.
@@ -99,7 +99,7 @@ def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
 
 def build_model(cfg: TrainConfig) -> AttentionPathsTransformer:
     """The initial network: PyTorch default initialisation with seed ``cfg.seed``, then the value weights W_V of
-    every layer multiplied by ``cfg.value_init_gain`` (1: unchanged, the spec's initialisation).
+    every layer multiplied by ``cfg.value_init_gain`` (1: unchanged, the paper's initialisation).
 
     Why a gain exists: the default ``nn.Linear`` init (uniform +-1/sqrt(fan-in), variance 1/(3 fan-in)) shrinks the
     variance of the residual-free value chain by 3 per attention layer, so the initial output scales like 3^(-L/2)
