@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -128,6 +129,11 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     assert r.returncode == 0, r.stderr[-3000:]
     html = (workdir / "report.html").read_text(errors="replace")
     assert "Claims" in html
+    # the cost table: one row per computing job, each with a measured wall time
+    with open(workdir / "results/costs/jobs.csv", newline="") as fh:
+        costs = list(csv.DictReader(fh))
+    assert len(costs) > 50 and all(float(row["wall_s"]) > 0 for row in costs)
+    assert "Costs" in html
     # a second run has nothing left to do
     r = snakemake(["-n", "--cores", "2", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
