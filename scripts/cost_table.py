@@ -16,7 +16,8 @@ def main(io):
     o = io.output
     groups = write_cost_tables(jobs, io.params.scale, o.jobs, o.groups, o.html, o.readme)
     total = groups[-1]
-    print(f"{total.jobs} jobs in {len(groups) - 1} groups: wall {total.wall_s:.1f} s summed, CPU {total.cpu_s} s")
+    cpu = "n/a" if total.cpu_s is None else f"{total.cpu_s:.1f} s"
+    print(f"{total.jobs} jobs in {len(groups) - 1} groups, summed: wall {total.wall_s:.1f} s, CPU {cpu}")
 
 
 if __name__ == "__main__":

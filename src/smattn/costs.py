@@ -223,7 +223,8 @@ def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str)
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Cost of each job</title>"
         "<style>body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse;margin-bottom:1em}"
-        "td,th{border:1px solid #999;padding:3px 6px;vertical-align:top}td.num{text-align:right}</style>"
+        "td,th{border:1px solid #999;padding:3px 6px;vertical-align:top;white-space:nowrap}td.num{text-align:right}"
+        "</style>"
         "</head><body>"
         f"<h2>What each job cost (scale: {html.escape(scale)})</h2>"
         f"<p>{len(jobs)} jobs; first start to last end {html.escape(human_duration(span_s(jobs)))}. "
