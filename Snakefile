@@ -86,3 +86,4 @@ rule all:
         rules.metrics_ledger.output.ledger,
         rules.metrics_ledger.output.claims_csv,
         rules.data_summary.output.summary,
+        rules.cost_table.output,

@@ -12,7 +12,10 @@
 #   figure; and there is one job per figure, not two.
 # - Rules that compute have a log, logs/<group>/<rule>[_<wildcards>].log, and a benchmark,
 #   results/benchmarks/<group>/<rule>[_<wildcards>].tsv; local rules and pure aggregation have no benchmark.
+#   The rule cost_table (rules/report.smk) reads the benchmark of every job of the targets: a new computing rule
+#   (or new wildcard values) is added to its list COST_JOBS with benchmarks() below.
 
+import itertools
 import os
 import re
 from pathlib import Path
@@ -53,3 +56,24 @@ def figure(stem, caption, category, subcategory, name=""):
 def figure_pngs(*figure_rules):
     """PNG outputs (names png and *_png) of figure rules, in rule and declaration order."""
     return [f for r in figure_rules for key, f in r.output.items() if key == "png" or key.endswith("_png")]
+
+
+def benchmarks(rule, **wildcard_values):
+    """Benchmark files of the jobs of `rule` (rules.<name>) at every combination of the wildcard values (one list
+    per wildcard of the rule, combined as by expand()), as {path: {"group", "rule", "wildcards"}} in that order;
+    the group is the benchmark's folder (results/benchmarks/<group>/), the wildcards are "name=value ..." text."""
+    name = rule.rule.name
+    if not rule.rule.benchmark:
+        raise WorkflowError(f"rule {name} has no benchmark")
+    if set(wildcard_values) != set(rule.rule.wildcard_names):
+        raise WorkflowError(
+            f"benchmarks({name}): wildcard values given for {sorted(wildcard_values)}, "
+            f"the rule has {sorted(rule.rule.wildcard_names)}"
+        )
+    group = Path(str(rule.benchmark)).parent.name
+    jobs = {}
+    for combo in itertools.product(*wildcard_values.values()):
+        wc = dict(zip(wildcard_values, map(str, combo)))
+        path = expand(str(rule.benchmark), **{k: [v] for k, v in wc.items()})[0]
+        jobs[path] = {"group": group, "rule": name, "wildcards": " ".join(f"{k}={v}" for k, v in wc.items())}
+    return jobs

@@ -8,6 +8,7 @@ from smattn.data.published import P2_PHASE_DIAGRAM_SKIPS
 
 P2T = group_params("p2_theory")
 P2T_GAMP_ALPHAS = [format(float(a), "g") for a in P2T["gamp_alphas"]]
+P2T_SKIPS = [format(c, "g") for c in P2_PHASE_DIAGRAM_SKIPS]  # the authors' skip strengths c of the phase diagram
 
 
 rule p2_l2_state_evolution:
@@ -135,7 +136,7 @@ rule p2_thresholds_c:
 rule p2_fig1_right:
     """P2 Fig. 1 right: phase diagram vs c with the authors' alpha_critical.csv; deviation note."""
     input:
-        thresholds=expand(rules.p2_thresholds_c.output.json, c=[format(c, "g") for c in P2_PHASE_DIAGRAM_SKIPS]),
+        thresholds=expand(rules.p2_thresholds_c.output.json, c=P2T_SKIPS),
         ref=raw("reference/spoc/alpha_critical.csv"),
     output:
         **figure("figures/p2/fig1_right_phase_diagram", "p2_fig1_right", "P2", "Fig. 1"),

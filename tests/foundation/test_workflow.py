@@ -217,6 +217,11 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     assert r.returncode == 0, r.stderr[-3000:]
     html = (workdir / "report.html").read_text(errors="replace")
     assert "Claims" in html
+    # the cost table: one row per computing job, each with a measured wall time
+    with open(workdir / "results/costs/jobs.csv", newline="") as fh:
+        costs = list(csv.DictReader(fh))
+    assert len(costs) > 50 and all(float(row["wall_s"]) > 0 for row in costs)
+    assert "Costs" in html
     # a second run has nothing left to do
     r = snakemake(["-n", "--cores", "2", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
@@ -237,7 +242,7 @@ EXPECTED_FIGURES = [
         "fig3f", "fig7",
     )
 ]
-NO_BENCHMARK = {"all", "fetch_raw", "raw_data", "metrics_ledger"}  # local rules and pure aggregation
+NO_BENCHMARK = {"all", "fetch_raw", "raw_data", "metrics_ledger", "cost_table"}  # local rules and pure aggregation
 
 
 @pytest.fixture(scope="module")
@@ -288,3 +293,36 @@ def test_metrics_inputs_of_the_ledger(workflow_rules):
         str(f) for r in workflow_rules.values() for k, f in r.output.items() if k == "metrics" and "{" not in str(f)
     }
     assert declared <= metrics and len(metrics) == len(declared) + 4  # + gd_{model} x2 and pruning_{model} x2
+
+
+def _dry_run_jobs(workdir, scale, targets=()):
+    """{rule: [(input, benchmark), ...]} of every job a forced dry run at ``scale`` plans for ``targets`` (each
+    field as the dry run prints it, "" where absent)."""
+    r = snakemake([*targets, "-n", "--forceall", "--config", f"scale={scale}"], workdir)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+    def field(block, name):
+        return (re.findall(rf"^\s+{name}: (.*)$", block, re.M) or [""])[0]
+
+    jobs: dict[str, list[tuple[str, str]]] = {}
+    for block in re.split(r"^\[[^\]]+\]$", r.stdout + r.stderr, flags=re.M):
+        m = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
+        if m:
+            jobs.setdefault(m.group(1), []).append((field(block, "input"), field(block, "benchmark")))
+    return jobs
+
+
+@pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
+def test_cost_table_reads_the_benchmark_of_every_computing_job(workdir, workflow_rules, scale):
+    """The cost table's inputs are exactly the benchmark files of the jobs that the other targets of `all` run."""
+    [(read, _)] = _dry_run_jobs(workdir, scale)["cost_table"]
+    read = set(read.split(", "))
+    costs = {str(f) for f in workflow_rules["cost_table"].output}
+    targets = [str(f) for f in workflow_rules["all"].input]
+    assert costs <= set(targets)
+    jobs = _dry_run_jobs(workdir, scale, [t for t in targets if t not in costs])
+    planned = {bench for rule_jobs in jobs.values() for _, bench in rule_jobs if bench}
+    computing = [j for rule in jobs if workflow_rules[rule].benchmark for j in jobs[rule]]
+    assert len(planned) == len(computing) > 50
+    assert sorted(read - planned) == [], "read by the cost table, but no job of the targets writes it"
+    assert sorted(planned - read) == [], "jobs of the targets whose cost the table misses"

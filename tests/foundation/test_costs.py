@@ -1,0 +1,187 @@
+"""The cost table: Snakemake benchmark files (synthetic, in Snakemake's own format) read, aggregated and written."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from smattn import costs
+
+HEADER = "\t".join(costs.BENCHMARK_COLUMNS)
+EXTENDED = HEADER + "\tjobid\trule_name\twildcards\tparams\tthreads\tcpu_usage\tresources\tinput_size_mb"
+T0 = dt.datetime(2026, 5, 1, 12, 0, 0).timestamp()
+
+
+def bench(path, rows, end=T0, header=HEADER):
+    """Write a benchmark file with rows (s, max_rss, cpu_time) as Snakemake does; its mtime is the job's end."""
+    lines = [header]
+    for s, rss, cpu in rows:
+        hms = str(dt.timedelta(seconds=int(s)))
+        extra = "\t3\tr\t{}\t{}\t1\t1.0\t{}\t{}" if header == EXTENDED else ""
+        lines.append(f"{s:.4f}\t{hms}\t{rss}\t{rss}\t{rss}\t{rss}\t0.00\t0.00\t95.00\t{cpu}{extra}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    os.utime(path, (end, end))
+    return path
+
+
+def test_read_benchmark_one_row(tmp_path):
+    p = bench(tmp_path / "a.tsv", [(12.5, "310.25", "11.75")])
+    assert costs.read_benchmark(p) == {"wall_s": 12.5, "cpu_s": 11.75, "max_rss_mb": 310.25, "runs": 1}
+
+
+def test_read_benchmark_extended_format_and_repeats(tmp_path):
+    p = bench(tmp_path / "a.tsv", [(2.0, "100.00", "1.50"), (3.0, "250.00", "2.50")], header=EXTENDED)
+    assert costs.read_benchmark(p) == {"wall_s": 5.0, "cpu_s": 4.0, "max_rss_mb": 250.0, "runs": 2}
+
+
+def test_read_benchmark_unmeasured_values(tmp_path):
+    """A job that ended before the first sample has NA for memory and CPU: kept as None, not as 0."""
+    p = bench(tmp_path / "fast.tsv", [(0.2, "NA", "NA")])
+    assert costs.read_benchmark(p) == {"wall_s": 0.2, "cpu_s": None, "max_rss_mb": None, "runs": 1}
+    p = bench(tmp_path / "mixed.tsv", [(0.2, "NA", "NA"), (4.0, "80.00", "3.00")])
+    assert costs.read_benchmark(p) == {"wall_s": 4.2, "cpu_s": 3.0, "max_rss_mb": 80.0, "runs": 2}
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("", "no benchmark rows"),
+        (HEADER + "\n", "no benchmark rows"),
+        ("s\th:m:s\n1.0\t0:00:01\n", "not a Snakemake benchmark file"),
+        (HEADER + "\n1.0\t0:00:01\tlots\t1\t1\t1\t0\t0\t1\t1\n", "'max_rss' holds 'lots'"),
+    ],
+)
+def test_read_benchmark_rejects_what_is_not_a_benchmark(tmp_path, text, match):
+    p = tmp_path / "bad.tsv"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=match) as err:
+        costs.read_benchmark(p)
+    assert "bad.tsv" in str(err.value)
+
+
+def _jobs(tmp_path):
+    specs = [
+        ("p2_theory", "p2_gamp_alpha", "alpha=0.6", 10.0, "200.00", "9.00", T0 + 10),
+        ("p2_theory", "p2_gamp_alpha", "alpha=1.2", 20.0, "300.00", "19.00", T0 + 20),
+        ("p1_hmc", "p1_hmc_sample", "variant=all N=10", 30.0, "NA", "NA", T0 + 40),
+        ("p1_hmc", "p1_fig2c", "", 5.0, "150.00", "4.00", T0 + 45),
+    ]
+    out = []
+    for group, rule, wc, s, rss, cpu, end in specs:
+        p = bench(tmp_path / "results/benchmarks" / group / f"{rule}_{wc.replace(' ', '_')}.tsv", [(s, rss, cpu)], end)
+        out.append(costs.job_cost(p, group, rule, wc))
+    return out
+
+
+def test_job_cost_times(tmp_path):
+    job = _jobs(tmp_path)[1]
+    assert (job.group, job.rule, job.wildcards, job.wall_s, job.cpu_s, job.max_rss_mb) == (
+        "p2_theory",
+        "p2_gamp_alpha",
+        "alpha=1.2",
+        20.0,
+        19.0,
+        300.0,
+    )
+    assert job.finished.timestamp() == T0 + 20 and job.started.timestamp() == T0
+    assert job.finished.tzinfo is not None
+
+
+def test_group_costs_and_total(tmp_path):
+    jobs = _jobs(tmp_path)
+    groups = costs.group_costs(jobs)
+    assert [(g.group, g.jobs, g.wall_s, g.cpu_s, g.max_rss_mb) for g in groups] == [
+        ("p2_theory", 2, 30.0, 28.0, 300.0),
+        ("p1_hmc", 2, 35.0, 4.0, 150.0),  # the unmeasured sampling job adds its wall time only
+        ("total", 4, 65.0, 32.0, 300.0),
+    ]
+    # first start (T0 + 0, the alpha = 0.6 job) to last end (T0 + 45)
+    assert costs.span_s(jobs) == 45.0
+    assert costs.span_s([]) == 0.0
+    with pytest.raises(ValueError, match="reserved"):
+        costs.group_costs([costs.JobCost("total", "r", "", 1.0, None, None, jobs[0].finished, "x")])
+
+
+def test_group_costs_all_unmeasured(tmp_path):
+    p = bench(tmp_path / "a.tsv", [(0.1, "NA", "NA")])
+    [group, total] = costs.group_costs([costs.job_cost(p, "data", "data_summary")])
+    assert (group.cpu_s, group.max_rss_mb, total.cpu_s) == (None, None, None)
+
+
+def test_written_tables(tmp_path):
+    jobs = _jobs(tmp_path)
+    out = tmp_path / "results/costs"
+    costs.write_cost_tables(
+        jobs, "smoke", out / "jobs.csv", out / "groups.csv", out / "costs.html", out / "README_table.md"
+    )
+    with open(out / "jobs.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == list(costs.JOB_COLUMNS)
+    assert [(r["rule"], r["wildcards"], r["wall_s"], r["cpu_s"], r["max_rss_mb"]) for r in rows] == [
+        ("p2_gamp_alpha", "alpha=0.6", "10.00", "9.00", "200.00"),
+        ("p2_gamp_alpha", "alpha=1.2", "20.00", "19.00", "300.00"),
+        ("p1_hmc_sample", "variant=all N=10", "30.00", "", ""),
+        ("p1_fig2c", "", "5.00", "4.00", "150.00"),
+    ]
+    assert dt.datetime.fromisoformat(rows[2]["finished"]).timestamp() == T0 + 40
+    assert dt.datetime.fromisoformat(rows[2]["started"]).timestamp() == T0 + 10
+    with open(out / "groups.csv", newline="") as fh:
+        groups = list(csv.reader(fh))
+    assert groups == [
+        list(costs.GROUP_COLUMNS),
+        ["p2_theory", "2", "30.00", "28.00", "300.00"],
+        ["p1_hmc", "2", "35.00", "4.00", "150.00"],
+        ["total", "4", "65.00", "32.00", "300.00"],
+    ]
+    html = (out / "costs.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "scale: smoke" in html and "variant=all N=10" in html
+    assert html.count("<tr") == 1 + 3 + 1 + 4  # header + groups with total, header + jobs
+    md = (out / "README_table.md").read_text()
+    assert "4 jobs in 45 s (45 s, first start to last end)" in md
+    assert "Job time summed per group: p1_hmc 35 s, p2_theory 30 s" in md  # largest first
+    assert "| **total** | 4 | 65 s | 32 s | 300 |" in md
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left behind
+
+
+def test_html_escapes_names(tmp_path):
+    p = bench(tmp_path / "a.tsv", [(1.0, "1.00", "1.00")])
+    jobs = [costs.job_cost(p, "g", "r", "x=<b>")]
+    html = costs.costs_html(jobs, costs.group_costs(jobs), "<smoke>")
+    assert "<b>" not in html and "x=&lt;b&gt;" in html and "&lt;smoke&gt;" in html
+
+
+@pytest.mark.parametrize(
+    "seconds, text", [(None, "n/a"), (4.25, "4.2 s"), (42.4, "42 s"), (987.0, "16.4 min"), (9000.0, "2.5 h")]
+)
+def test_human_duration(seconds, text):
+    assert costs.human_duration(seconds) == text
+
+
+def test_script_standalone(tmp_path, repo):
+    """scripts/cost_table.py run by hand: a benchmark file and its job description in, the four tables out; a job
+    description without its benchmark file (or the reverse) is an error."""
+    job = _jobs(tmp_path)[3]
+    out = tmp_path / "out"
+    outputs = {"jobs": "jobs.csv", "groups": "groups.csv", "html": "costs.html", "readme": "README_table.md"}
+
+    def script(described):
+        args = [sys.executable, str(repo / "scripts/cost_table.py"), "--input", f"benchmarks={job.benchmark}"]
+        args += ["--output", *(f"{k}={out / v}" for k, v in outputs.items())]
+        args += ["--params", json.dumps({"jobs": described, "scale": "smoke"})]
+        env = {**os.environ, "PYTHONPATH": str(repo / "src")}
+        return subprocess.run(args, capture_output=True, text=True, env=env)
+
+    described = {job.benchmark: {"group": job.group, "rule": job.rule, "wildcards": job.wildcards}}
+    r = script(described)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert sorted(p.name for p in out.iterdir()) == sorted(outputs.values())
+    assert "1 jobs in 1 groups" in r.stdout
+    r = script({**described, "results/benchmarks/g/other.tsv": {"group": "g", "rule": "other", "wildcards": ""}})
+    assert r.returncode != 0 and "without a benchmark file: ['results/benchmarks/g/other.tsv']" in r.stderr
