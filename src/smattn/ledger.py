@@ -5,9 +5,18 @@ Analysis rules write flat ``{id: number}`` JSON files; ``merge_metrics`` joins t
 sets each against the ledger:
 
 * ``kind: match`` — ours is within ``tolerance`` of the paper's number: ``pass`` / ``FAIL``;
-* ``kind: compare`` — ``check: {left: id, op: "<" | ">" | "<=" | ">=", right: id}`` holds: ``pass`` / ``FAIL``;
+* ``kind: compare`` — ``check: {left: id, op: "<" | ">" | "<=" | ">=", right: id | number}`` holds: ``pass`` /
+  ``FAIL`` (a number on the right is a target, e.g. a sampler's efficiency bound);
 * ``kind: deviation`` — a known, explained deviation: ``deviation explained`` (the explanation is shown);
 * ``kind: info`` — a number reported beside the paper's, without a verdict.
+
+Two optional fields make a verdict uncertainty-aware:
+
+* ``check: {..., margin: id | number}`` on a compare loosens it by a non-negative margin (a spread, e.g. the
+  standard deviation of a baseline): ``left >= right - margin`` for ``>=`` / ``>``, ``left <= right + margin`` for
+  ``<=`` / ``<``;
+* ``scales: [scale, ...]`` on any claim: its verdict is given only at these workflow scales; at any other scale
+  the row is ``info`` (the numbers are still shown), for a claim a single noisy number cannot decide there.
 """
 
 from __future__ import annotations
@@ -59,35 +68,56 @@ def load_claims(paths: Iterable[str | Path]) -> list[dict]:
                 raise ValueError(f"{where}: kind {c['kind']!r} is not one of {KINDS}")
             if c["kind"] == "compare":
                 chk = c.get("check") or {}
-                if set(chk) != {"left", "op", "right"} or chk["op"] not in _OPS:
-                    raise ValueError(f"{where}: compare needs check: {{left, op, right}} with op in {list(_OPS)}")
+                keys = set(chk)
+                if not {"left", "op", "right"} <= keys <= {"left", "op", "right", "margin"} or chk["op"] not in _OPS:
+                    raise ValueError(f"{where}: compare needs check: {{left, op, right[, margin]}} with op in "
+                                     f"{list(_OPS)}")
             elif "id" not in c:
                 raise ValueError(f"{where}: needs 'id' (the metric it is about)")
             if c["kind"] == "match" and (c.get("paper") is None or c.get("tolerance") is None):
                 raise ValueError(f"{where}: match needs 'paper' and 'tolerance'")
             if c["kind"] == "deviation" and not c.get("explanation"):
                 raise ValueError(f"{where}: deviation needs an 'explanation'")
+            scales = c.get("scales")
+            if scales is not None and (not isinstance(scales, list) or not all(isinstance(x, str) for x in scales)):
+                raise ValueError(f"{where}: scales must be a list of scale names, got {scales!r}")
             claims.append({**c, "source": str(path)})
     return claims
 
 
-def _get(metrics: Mapping[str, float], key: str, claim: dict) -> float:
+def _get(metrics: Mapping[str, float], key, claim: dict) -> float:
+    if isinstance(key, (int, float)) and not isinstance(key, bool):
+        return float(key)
     if key not in metrics:
         raise KeyError(f"{claim['source']}: claim {claim['claim']!r} names metric {key!r}, which no rule wrote")
     return metrics[key]
 
 
-def evaluate_claims(claims: list[dict], metrics: Mapping[str, float]) -> list[dict]:
-    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table."""
+def _margin(metrics: Mapping[str, float], chk: dict, claim: dict) -> float:
+    if "margin" not in chk:
+        return 0.0
+    m = _get(metrics, chk["margin"], claim)
+    if not m >= 0:
+        raise ValueError(f"{claim['source']}: claim {claim['claim']!r} has a negative margin {chk['margin']!r} = {m}")
+    return m
+
+
+def evaluate_claims(claims: list[dict], metrics: Mapping[str, float], scale: str | None = None) -> list[dict]:
+    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table; ``scale``: the workflow scale
+    (a claim whose ``scales`` do not list it is reported as ``info``; None: every verdict is given)."""
     rows = []
     for c in claims:
         kind = c["kind"]
         if kind == "compare":
             chk = c["check"]
             left, right = _get(metrics, chk["left"], c), _get(metrics, chk["right"], c)
-            ok = _OPS[chk["op"]](left, right)
+            m = _margin(metrics, chk, c)
+            sign = "-" if chk["op"] in (">", ">=") else "+"
+            ok = _OPS[chk["op"]](left, right - m if sign == "-" else right + m)
             ident = f"{chk['left']} {chk['op']} {chk['right']}"
             ours = f"{left:.4g} {chk['op']} {right:.4g}"
+            if "margin" in chk:
+                ident, ours = f"{ident} {sign} {chk['margin']}", f"{ours} {sign} {m:.4g}"
             status = "pass" if ok else "FAIL"
         else:
             ident = c["id"]
@@ -99,6 +129,8 @@ def evaluate_claims(claims: list[dict], metrics: Mapping[str, float]) -> list[di
                 status = "deviation explained"
             else:
                 status = "info"
+        if scale is not None and c.get("scales") is not None and scale not in c["scales"]:
+            status = "info"
         paper = c.get("paper")
         rows.append(
             {
