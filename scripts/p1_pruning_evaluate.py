@@ -14,7 +14,7 @@ def main(io):
     from smattn.io import fmt_id, write_json, write_metrics
     from smattn.p1.images.datasets import load_store
     from smattn.p1.images.export import omniglot_test_tasks, ood_set
-    from smattn.p1.images.pruning import BootstrapSettings, evaluate_pruning, head_label
+    from smattn.p1.images.pruning import BootstrapSettings, drop_verdict, evaluate_pruning, head_label
     from smattn.p1.images.training import model_from_checkpoint, predict
 
     p = io.params
@@ -58,6 +58,11 @@ def main(io):
         m[f"p1.prune.gain_over_random_diagonal[model={name}][set={s}]"] = gain_d[s]
     write_metrics(io.output.metrics, m)
     print(f"base {ev.base}; order {result['order']}")
+    for k in range(1, len(ev.steps)):
+        for s in sets:
+            lo, hi = ev.theory_ci[k][s]
+            print(f"k = {k} ({' '.join(result['cumulative']['pruned'][k])}), {s}: drop {ev.drop_cumulative(k, s):+.4f}"
+                  f" [{lo:+.4f}, {hi:+.4f}]: {drop_verdict(lo, hi)}")
 
 
 if __name__ == "__main__":

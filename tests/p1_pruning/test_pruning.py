@@ -12,6 +12,7 @@ from smattn.p1.images.pruning import (
     cumulative_sets,
     diagonal_scores,
     drop_intervals,
+    drop_verdict,
     head_label,
     params_removed_fraction,
     pruned_accuracies,
@@ -151,7 +152,7 @@ def test_evaluate_pruning_matches_forward_passes_of_the_pruned_network(data):
 def test_drop_interval_of_identical_networks_is_zero():
     c = np.random.default_rng(0).random(300) < 0.7
     lo, hi = drop_intervals(c, c[None], 500, 0, 0.95)[0]
-    assert lo == hi == 0.0
+    assert lo == hi == 0.0 and drop_verdict(lo, hi) == "no significant change"
 
 
 def test_drop_interval_of_a_known_difference():
@@ -162,6 +163,7 @@ def test_drop_interval_of_a_known_difference():
     pruned[::10] = False
     lo, hi = drop_intervals(base, pruned[None], 2000, 1, 0.95)[0]
     assert lo < 0.1 < hi and lo > 0.1 - 3 * 0.015 and hi < 0.1 + 3 * 0.015 and lo > 0
+    assert drop_verdict(lo, hi) == "significant drop" and drop_verdict(-hi, -lo) == "significant gain"
     # the same accuracies with the errors scattered independently: unpaired changes give a wider interval
     rng = np.random.default_rng(2)
     base2 = rng.permutation(np.r_[np.ones(300, bool), np.zeros(100, bool)])

@@ -180,6 +180,16 @@ def random_orders(all_heads: Sequence[Head], n_orders: int, seed: int) -> list[l
     return [[heads[i] for i in rng.permutation(len(heads))] for _ in range(n_orders)]
 
 
+def drop_verdict(low: float, high: float) -> str:
+    """Reading of a drop's interval (low, high): "significant drop" (low > 0), "significant gain" (high < 0),
+    otherwise "no significant change" (the interval contains 0)."""
+    if low > 0:
+        return "significant drop"
+    if high < 0:
+        return "significant gain"
+    return "no significant change"
+
+
 @dataclass(frozen=True)
 class BootstrapSettings:
     """Paired bootstrap of the drops over test tasks (``drop_intervals``): resamples, seed, interval level."""
