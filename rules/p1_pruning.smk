@@ -40,7 +40,7 @@ rule p1_pruning_theory_U:
 
 rule p1_pruning_evaluate:
     """Scores from U; accuracy of the GD network with heads removed: single heads, cumulative by score, by diag(U),
-    and random orders (ID Omniglot test tasks, OOD MNIST and Fashion-MNIST)."""
+    and random orders (ID Omniglot test tasks, OOD MNIST and Fashion-MNIST); paired bootstrap intervals of the drops."""
     input:
         model="results/p1_images/{model}/model.pt",
         store="results/p1_images/images32.npz",
@@ -64,6 +64,9 @@ rule p1_pruning_evaluate:
         n_omniglot=P1P["n_omniglot"],
         random_orders=P1P["random_orders"],
         random_seed=P1P["random_seed"],
+        bootstrap_resamples=P1P["bootstrap_resamples"],
+        bootstrap_seed=P1P["bootstrap_seed"],
+        ci_level=P1P["ci_level"],
         ledger_single=lambda wc: wc.model == "L2H4",
     script:
         "../scripts/p1_pruning_evaluate.py"

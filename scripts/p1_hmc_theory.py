@@ -26,6 +26,7 @@ def main(io):
     from smattn.p1.kernels import PathGram, kernel_U, path_path_kernels
     from smattn.p1.minimise import ActionProblem, minimise_action
     from smattn.p1.predictor import accuracy, predictor
+    from smattn.progress import progress
 
     p = io.params
     variant = io.wildcards.variant
@@ -56,7 +57,7 @@ def main(io):
     t0 = time.perf_counter()
     minimise_action(ActionProblem(Architecture.equal_width(head_counts, widths[0]), gram, train.y, T), tol=float(p.tol))
     out["compile_and_first_run_seconds"] = time.perf_counter() - t0
-    for N in widths:
+    for N in progress(widths, desc=f"HMC theory {variant}: widths", unit="width"):
         prob = ActionProblem(Architecture.equal_width(head_counts, N), gram, train.y, T)
         t0 = time.perf_counter()
         res = minimise_action(prob, tol=float(p.tol))

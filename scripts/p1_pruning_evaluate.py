@@ -1,5 +1,6 @@
 """P1 pruning: head scores from the theory's U, then accuracy of the GD-trained network with heads removed (no
-retraining): every single head, cumulative in ascending-score order, by U's diagonal only, and random orders."""
+retraining): every single head, cumulative in ascending-score order, by U's diagonal only, and random orders; a
+paired bootstrap interval over test tasks beside every drop."""
 
 import numpy as np
 
@@ -13,7 +14,7 @@ def main(io):
     from smattn.io import fmt_id, write_json, write_metrics
     from smattn.p1.images.datasets import load_store
     from smattn.p1.images.export import omniglot_test_tasks, ood_set
-    from smattn.p1.images.pruning import evaluate_pruning, head_label
+    from smattn.p1.images.pruning import BootstrapSettings, drop_verdict, evaluate_pruning, head_label
     from smattn.p1.images.training import model_from_checkpoint, predict
 
     p = io.params
@@ -27,7 +28,8 @@ def main(io):
         sets[s] = ood_set(store, seed, s)
     with np.load(io.input.U, allow_pickle=False) as z:
         U, heads = z["U"], tuple(int(h) for h in z["heads"])
-    ev = evaluate_pruning(model, sets, U, heads, predict, int(p.random_orders), int(p.random_seed))
+    boot = BootstrapSettings(int(p.bootstrap_resamples), int(p.bootstrap_seed), float(p.ci_level))
+    ev = evaluate_pruning(model, sets, U, heads, predict, int(p.random_orders), int(p.random_seed), boot)
     result = {"model": name, **ev.as_json()}
     write_json(io.output.result, result)
     m = {}
@@ -36,10 +38,19 @@ def main(io):
         if p.ledger_single:
             m[f"p1.prune.score[model={name}][head={lab}]"] = ev.scores[h]
             m[f"p1.prune.drop_single[model={name}][head={lab}]"] = ev.drop_single(h, "omniglot")
+            lo, hi = ev.single_ci[h]["omniglot"]
+            m[f"p1.prune.drop_ci_low[model={name}][head={lab}]"] = lo
+            m[f"p1.prune.drop_ci_high[model={name}][head={lab}]"] = hi
     for k, acc in enumerate(ev.theory):
         for s, a in acc.items():
             m[f"p1.prune.acc_cumulative[model={name}][set={s}][k={fmt_id(k)}]"] = a
+            if k >= 1:  # accuracy lost with the k lowest-scoring heads, and its paired bootstrap interval
+                m[f"p1.prune.drop_cumulative[model={name}][set={s}][k={fmt_id(k)}]"] = ev.drop_cumulative(k, s)
+                lo, hi = ev.theory_ci[k][s]
+                m[f"p1.prune.drop_ci_low[model={name}][set={s}][k={fmt_id(k)}]"] = lo
+                m[f"p1.prune.drop_ci_high[model={name}][set={s}][k={fmt_id(k)}]"] = hi
         m[f"p1.prune.acc_random_mean[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_mean("omniglot", k)
+        m[f"p1.prune.acc_random_sd[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_sd("omniglot", k)
         m[f"p1.prune.params_removed_fraction[model={name}][k={fmt_id(k)}]"] = ev.params_removed_fraction[k]
     gain, gain_d = ev.gain_over_random("theory"), ev.gain_over_random("diagonal")
     for s in sets:  # mean accuracy advantage of an order over random orders, k >= 1
@@ -47,6 +58,11 @@ def main(io):
         m[f"p1.prune.gain_over_random_diagonal[model={name}][set={s}]"] = gain_d[s]
     write_metrics(io.output.metrics, m)
     print(f"base {ev.base}; order {result['order']}")
+    for k in range(1, len(ev.steps)):
+        for s in sets:
+            lo, hi = ev.theory_ci[k][s]
+            print(f"k = {k} ({' '.join(result['cumulative']['pruned'][k])}), {s}: drop {ev.drop_cumulative(k, s):+.4f}"
+                  f" [{lo:+.4f}, {hi:+.4f}]: {drop_verdict(lo, hi)}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """P1 Figs 3e, 3f (L = 2, H = 4) and 7 (L = 2, H = 8): head scores vs single-head pruning drops, and accuracy after
-cumulative pruning in ascending-score order, against random orders and a U-diagonal-only score."""
+cumulative pruning in ascending-score order, against random orders and a U-diagonal-only score; every drop drawn with
+its paired bootstrap interval over test tasks."""
 
 import numpy as np
 
@@ -10,24 +11,36 @@ from smattn.data.published import (
 from smattn.p1.images.pruning import drops_points
 from smattn.scriptio import run
 
+SCORE_COLUMNS = ["head", "score", "score_diagonal", "drop_points", "drop_ci_low_points", "drop_ci_high_points"]
+
+
+def score_rows(r, drops):
+    """CSV rows of the single-head panel: head, scores, ID drop and its interval (points)."""
+    return [[h, r["score"][h], r["score_diagonal"][h], d] + [100 * e for e in r["single_drop_ci"][h]["omniglot"]]
+            for h, d in zip(r["order"], drops, strict=True)]
+
 
 def scores_panel(ax, r, show_authors):
     order = r["order"]
     xs = np.arange(len(order))
     base = r["base"]["omniglot"]
-    drops = drops_points(r)
+    drops = np.array(drops_points(r))
+    ci = 100 * np.array([r["single_drop_ci"][h]["omniglot"] for h in order])  # [heads, (low, high)] points
     ax.bar(xs - 0.2, [r["score"][h] for h in order], 0.4, color="tab:blue", label="normalised score")
     ax.set_ylabel("normalised score", color="tab:blue")
     ax.set_xticks(xs, [f"({h.split('.')[0]}){h.split('.')[1]}" for h in order], rotation=90 if len(order) > 8 else 0)
     ax.set_xlabel("head (layer)head, ascending score")
     ax2 = ax.twinx()
-    ax2.bar(xs + 0.2, drops, 0.4, color="tab:red", label="accuracy drop (ours)")
+    level = round(100 * r["bootstrap"]["level"])
+    ax2.bar(xs + 0.2, drops, 0.4, color="tab:red", label=f"accuracy drop (ours, {level} % interval)")
+    ax2.errorbar(xs + 0.2, drops, yerr=np.maximum(0, [drops - ci[:, 0], ci[:, 1] - drops]), fmt="none",
+                 ecolor="k", elinewidth=1, capsize=2)
     if show_authors:
         ax2.plot(xs + 0.2, P1_PRUNING_DROPS_POINTS, "k_", ms=14, mew=2,
                  label=f"authors' drop (base {P1_PRUNING_BASE_ACCURACY_PERCENT} %)")
     ax2.set_ylabel("ID accuracy drop (points)", color="tab:red")
-    lo = min(0.0, min(drops) - 0.5)
-    ax2.set_ylim(lo, max(max(drops), max(P1_PRUNING_DROPS_POINTS) if show_authors else 0) * 1.15 + 0.5)
+    lo = min(0.0, ci[:, 0].min() - 0.5)
+    ax2.set_ylim(lo, max(ci[:, 1].max(), max(P1_PRUNING_DROPS_POINTS) if show_authors else 0) * 1.15 + 0.5)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")
@@ -39,7 +52,11 @@ def cumulative_panel(ax, r):
     c = r["cumulative"]
     k = np.array(c["k"])
     for s, colour, lab in (("omniglot", "tab:blue", "ID (Omniglot)"), ("fashion", "tab:orange", "OOD (Fashion-MNIST)")):
-        ax.plot(k, [100 * a[s] for a in c["theory"]], "o-", color=colour, label=f"{lab}, theory order")
+        acc = np.array([100 * a[s] for a in c["theory"]])
+        drop = 100 * r["base"][s] - acc
+        ci = 100 * np.array([d[s] for d in c["theory_drop_ci"]])  # [k, (low, high)] of the drop, points
+        ax.errorbar(k, acc, yerr=np.maximum(0, [ci[:, 1] - drop, drop - ci[:, 0]]), fmt="o-", color=colour,
+                    capsize=2, label=f"{lab}, theory order")
         ax.plot(k, [100 * a[s] for a in c["diagonal"]], "s:", color=colour, ms=4, alpha=0.8,
                 label=f"{lab}, diag(U) order")
         mu, sd = 100 * np.array(c["random_mean"][s]), 100 * np.array(c["random_std"][s])
@@ -71,8 +88,7 @@ def main(io):
             drops = scores_panel(ax, r, show_authors=(scale == "paper"))
             save_figure(fig, io.output.fig3e_png, io.output.fig3e_pdf)
             plt.close(fig)
-            write_csv(io.output.fig3e_csv, ["head", "score", "score_diagonal", "drop_points"],
-                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops, strict=True)])
+            write_csv(io.output.fig3e_csv, SCORE_COLUMNS, score_rows(r, drops))
             fig, ax = plt.subplots(figsize=(5.2, 3.8))
             cumulative_panel(ax, r)
             save_figure(fig, io.output.fig3f_png, io.output.fig3f_pdf)
@@ -86,16 +102,17 @@ def main(io):
             save_figure(fig, io.output.fig7_png, io.output.fig7_pdf)
             plt.close(fig)
             cumulative_csv = io.output.fig7_csv
-            write_csv(io.output.fig7_scores_csv, ["head", "score", "score_diagonal", "drop_points"],
-                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops, strict=True)])
+            write_csv(io.output.fig7_scores_csv, SCORE_COLUMNS, score_rows(r, drops))
         c = r["cumulative"]
         write_csv(cumulative_csv,
                   ["k", "pruned", "params_removed_fraction"]
                   + [f"{o}_{s}" for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
-                  + [f"random_{m}_{s}" for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")],
+                  + [f"random_{m}_{s}" for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
+                  + [f"theory_drop_ci_{e}_{s}" for e in ("low", "high") for s in ("omniglot", "mnist", "fashion")],
                   [[k, " ".join(c["pruned"][k]), c["params_removed_fraction"][k]]
                    + [c[o][k][s] for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
                    + [c[f"random_{m}"][s][k] for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
+                   + [c["theory_drop_ci"][k][s][e] for e in (0, 1) for s in ("omniglot", "mnist", "fashion")]
                    for k in c["k"]])
 
 

@@ -10,8 +10,13 @@ sets each against the ledger:
 * ``kind: deviation`` — a known, explained deviation: ``deviation explained`` (the explanation is shown);
 * ``kind: info`` — a number reported beside the paper's, without a verdict.
 
-``judged_at: [laptop, paper]`` on a match or compare claim limits its verdict to those scales; at the others it is
-``info`` (the smoke scale's samples are too small to decide, say, a sampler's R-hat).
+Two optional fields make a verdict uncertainty-aware:
+
+* ``check: {..., margin: id | number}`` on a compare loosens it by a non-negative margin (a spread, e.g. the
+  standard deviation of a baseline): ``left >= right - margin`` for ``>=`` / ``>``, ``left <= right + margin`` for
+  ``<=`` / ``<``;
+* ``judged_at: [scale, ...]`` on any claim: its verdict is given only at these workflow scales; at any other
+  scale the row is ``info`` (the numbers are still shown), for a claim a single noisy number cannot decide there.
 """
 
 from __future__ import annotations
@@ -64,8 +69,10 @@ def load_claims(paths: Iterable[str | Path]) -> list[dict]:
                 raise ValueError(f"{where}: kind {c['kind']!r} is not one of {KINDS}")
             if c["kind"] == "compare":
                 chk = c.get("check") or {}
-                if set(chk) != {"left", "op", "right"} or chk["op"] not in _OPS:
-                    raise ValueError(f"{where}: compare needs check: {{left, op, right}} with op in {list(_OPS)}")
+                keys = set(chk)
+                if not {"left", "op", "right"} <= keys <= {"left", "op", "right", "margin"} or chk["op"] not in _OPS:
+                    raise ValueError(f"{where}: compare needs check: {{left, op, right[, margin]}} with op in "
+                                     f"{list(_OPS)}")
             elif "id" not in c:
                 raise ValueError(f"{where}: needs 'id' (the metric it is about)")
             if c["kind"] == "match" and (c.get("paper") is None or c.get("tolerance") is None):
@@ -89,21 +96,34 @@ def _get(metrics: Mapping[str, float], key, claim: dict) -> float:
     return metrics[key]
 
 
-def evaluate_claims(claims: list[dict], metrics: Mapping[str, float], scale: str | None = None) -> list[dict]:
-    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table.
+def _margin(metrics: Mapping[str, float], chk: dict, claim: dict) -> float:
+    if "margin" not in chk:
+        return 0.0
+    m = _get(metrics, chk["margin"], claim)
+    if not m >= 0:
+        raise ValueError(f"{claim['source']}: claim {claim['claim']!r} has a negative margin {chk['margin']!r} = {m}")
+    return m
 
-    A claim with ``judged_at: [scales]`` gets its verdict only at those scales; at any other ``scale`` it is
-    reported as ``info`` (its number is shown, but samples that small cannot decide it)."""
+
+def evaluate_claims(claims: list[dict], metrics: Mapping[str, float], scale: str | None = None) -> list[dict]:
+    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table; ``scale``: the workflow scale
+    (a claim whose ``judged_at`` does not list it is reported as ``info``; None: every verdict is given)."""
     rows = []
     for c in claims:
         kind = c["kind"]
-        not_judged = scale is not None and c.get("judged_at") is not None and scale not in c["judged_at"]
+        not_judged = (
+            kind in ("match", "compare") and scale is not None and scale not in (c.get("judged_at") or [scale])
+        )
         if kind == "compare":
             chk = c["check"]
             left, right = _get(metrics, chk["left"], c), _get(metrics, chk["right"], c)
-            ok = _OPS[chk["op"]](left, right)
+            m = _margin(metrics, chk, c)
+            sign = "-" if chk["op"] in (">", ">=") else "+"
+            ok = _OPS[chk["op"]](left, right - m if sign == "-" else right + m)
             ident = f"{chk['left']} {chk['op']} {chk['right']}"
             ours = f"{left:.4g} {chk['op']} {right:.4g}"
+            if "margin" in chk:
+                ident, ours = f"{ident} {sign} {chk['margin']}", f"{ours} {sign} {m:.4g}"
             status = "info" if not_judged else ("pass" if ok else "FAIL")
         else:
             ident = c["id"]

@@ -48,6 +48,40 @@ def test_claims(tmp_path):
         load_claims([bad])
 
 
+def test_compare_with_a_number_a_margin_and_scales(tmp_path):
+    claims = [
+        {"claim": "below a target", "kind": "compare", "check": {"left": "t2", "op": "<=", "right": 3}},
+        {"claim": "above a target", "kind": "compare", "check": {"left": "t1", "op": "<=", "right": 4.5}},
+        # theory 0.60 against a baseline 0.63 +- 0.04: within one spread -> pass; 0.60 vs 0.63 +- 0.02 -> FAIL
+        {"claim": "within sd", "kind": "compare", "check": {"left": "a", "op": ">=", "right": "b", "margin": "sd"}},
+        {"claim": "beyond sd", "kind": "compare", "check": {"left": "a", "op": ">=", "right": "b", "margin": 0.02}},
+        {"claim": "upper", "kind": "compare", "check": {"left": "b", "op": "<", "right": "a", "margin": "sd"}},
+        {"claim": "paper only", "kind": "compare", "check": {"left": "a", "op": ">", "right": "b"},
+         "judged_at": ["paper"]},
+        {"id": "a", "claim": "paper only info", "kind": "info", "judged_at": ["paper"]},
+    ]
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(claims))
+    metrics = {"t1": 5, "t2": 3, "a": 0.60, "b": 0.63, "sd": 0.04}
+    rows = evaluate_claims(load_claims([path]), metrics)
+    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "FAIL", "pass", "FAIL", "info"]
+    assert rows[2]["ours"] == "0.6 >= 0.63 - 0.04" and rows[2]["id"] == "a >= b - sd"
+    assert rows[4]["ours"] == "0.63 < 0.6 + 0.04"
+    at_laptop = evaluate_claims(load_claims([path]), metrics, scale="laptop")
+    assert [r["status"] for r in at_laptop][5:] == ["info", "info"] and at_laptop[5]["ours"] == rows[5]["ours"]
+    assert evaluate_claims(load_claims([path]), metrics, scale="paper")[5]["status"] == "FAIL"
+    with pytest.raises(ValueError, match="negative margin"):
+        evaluate_claims(load_claims([path]), {**metrics, "sd": -0.1})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump([{"claim": "c", "kind": "compare", "check": {"left": "a", "op": ">", "right": "b",
+                                                                                "slack": 1}}]))
+    with pytest.raises(ValueError, match="margin"):
+        load_claims([bad])
+    bad.write_text(yaml.safe_dump([{"id": "a", "claim": "c", "kind": "info", "judged_at": "paper"}]))
+    with pytest.raises(ValueError, match="judged_at"):
+        load_claims([bad])
+
+
 def test_atomic_path_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "out.txt"
     with pytest.raises(RuntimeError):

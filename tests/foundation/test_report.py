@@ -17,10 +17,12 @@ CAPTIONS = sorted((REPO / "report").glob("*.rst"))
 
 
 def referenced_metrics(claims: list[dict]) -> list[str]:
-    """Every metric id the claims name (``id``, or ``check.left`` / ``check.right`` of a comparison)."""
+    """Every metric id the claims name (``id``, or ``check.left`` / ``right`` / ``margin`` of a comparison; a number
+    there is no id)."""
     ids = []
     for c in claims:
-        ids += [c["check"]["left"], c["check"]["right"]] if c["kind"] == "compare" else [c["id"]]
+        named = [c["check"].get(k) for k in ("left", "right", "margin")] if c["kind"] == "compare" else [c["id"]]
+        ids += [k for k in named if isinstance(k, str)]
     return ids
 
 

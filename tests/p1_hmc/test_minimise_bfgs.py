@@ -117,3 +117,14 @@ def test_bfgs_agrees_with_scipy_bfgs_to_the_tolerance(make_problem):
     for U, M in zip(ours.Us, split(r.x), strict=True):
         np.testing.assert_allclose(U, (M + M.T) / 2, atol=1e2 * tol)
     assert ours.action == pytest.approx(r.fun, rel=1e-12)
+
+
+def test_progress_lines_do_not_change_the_minimiser(make_problem, capsys, monkeypatch):
+    monkeypatch.setenv("SMATTN_PROGRESS_INTERVAL", "0.001")
+    prob, _ = make_problem((2, 2), 5.0, T=0.3, **_kw())
+    quiet = minimise_action_bfgs(prob, tol=1e-8)
+    assert capsys.readouterr().err == ""
+    loud = minimise_action_bfgs(prob, tol=1e-8, desc="theory U")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("theory U") for line in lines) and f"{quiet.steps}/" in lines[-1]
+    assert loud.steps == quiet.steps and all(np.array_equal(a, b) for a, b in zip(loud.Us, quiet.Us, strict=True))

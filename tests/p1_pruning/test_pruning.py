@@ -7,9 +7,12 @@ import torch
 from smattn.p1.head_score import head_scores
 from smattn.p1.images.model import AttentionPathsTransformer
 from smattn.p1.images.pruning import (
+    BootstrapSettings,
     ascending,
     cumulative_sets,
     diagonal_scores,
+    drop_intervals,
+    drop_verdict,
     head_label,
     params_removed_fraction,
     pruned_accuracies,
@@ -115,7 +118,8 @@ def test_evaluate_pruning_matches_forward_passes_of_the_pruned_network(data):
     sets = {"omniglot": (x[:32], y[:32]), "b": (x[32:], y[32:])}
     A = np.random.default_rng(0).standard_normal((9, 9))
     U = np.eye(9) + 0.3 * A @ A.T
-    ev = evaluate_pruning(model, sets, U, (3, 3), _predict, n_random_orders=5, random_seed=1)
+    boot = BootstrapSettings(n_resamples=400, seed=3, level=0.95)
+    ev = evaluate_pruning(model, sets, U, (3, 3), _predict, n_random_orders=5, random_seed=1, bootstrap=boot)
     assert ev.order == ascending(head_scores(U, (3, 3)))
     assert ev.steps == cumulative_sets(ev.order, (3, 3)) and len(ev.theory) == len(ev.steps) == 5
     assert ev.random["omniglot"].shape == (5, 5)
@@ -125,10 +129,70 @@ def test_evaluate_pruning_matches_forward_passes_of_the_pruned_network(data):
     for pruned, acc in zip(ev.steps, ev.theory, strict=True):
         fwd = pruned_accuracies(model, sets, pruned, _predict)
         assert all(abs(acc[s] - fwd[s]) <= 1.5 / 32 for s in sets)
+    for h in ev.order:  # the kept per-task vectors give the accuracies, and the intervals are theirs
+        assert ev.single[h]["b"] == pytest.approx(ev.correct_single[h]["b"].mean())
+        lo, hi = drop_intervals(ev.correct_base["b"], ev.correct_single[h]["b"][None], 400, [3, 1], 0.95)[0]
+        assert ev.single_ci[h]["b"] == pytest.approx((lo, hi)) and lo <= ev.drop_single(h, "b") <= hi
+    assert ev.theory_ci[0]["omniglot"] == (0.0, 0.0)  # k = 0 prunes nothing
+    for k in range(1, 5):
+        lo, hi = ev.theory_ci[k]["b"]
+        assert lo <= ev.drop_cumulative(k, "b") <= hi
+    assert ev.random_sd("b", 2) == pytest.approx(ev.random["b"][:, 2].std())
     gain = ev.gain_over_random("theory")
     assert gain["b"] == pytest.approx(np.mean([ev.theory[k]["b"] - ev.random["b"][:, k].mean() for k in range(1, 5)]))
     r = ev.as_json()
     assert r["cumulative"]["random_orders"] == 5 and r["order"][0] == head_label(ev.order[0])
+    assert r["single_drop_ci"][head_label(ev.order[0])]["b"] == list(ev.single_ci[ev.order[0]]["b"])
+    assert r["cumulative"]["theory_drop_ci"][2]["b"] == list(ev.theory_ci[2]["b"]) and r["bootstrap"]["level"] == 0.95
     assert drops_points(r) == pytest.approx([100 * ev.drop_single(h) for h in ev.order])
     with pytest.raises(ValueError, match="does not belong"):
-        evaluate_pruning(model, sets, np.eye(4), (2, 2), _predict, 1, 0)
+        evaluate_pruning(model, sets, np.eye(4), (2, 2), _predict, 1, 0, boot)
+
+
+def test_drop_interval_of_identical_networks_is_zero():
+    c = np.random.default_rng(0).random(300) < 0.7
+    lo, hi = drop_intervals(c, c[None], 500, 0, 0.95)[0]
+    assert lo == hi == 0.0 and drop_verdict(lo, hi) == "no significant change"
+
+
+def test_drop_interval_of_a_known_difference():
+    # 400 tasks: the pruned network loses 40 tasks the unpruned one solved and gains none -> drop 0.1 exactly,
+    # paired standard error sqrt(0.1 * 0.9 / 400) = 0.015
+    base = np.ones(400, dtype=bool)
+    pruned = base.copy()
+    pruned[::10] = False
+    lo, hi = drop_intervals(base, pruned[None], 2000, 1, 0.95)[0]
+    assert lo < 0.1 < hi and lo > 0.1 - 3 * 0.015 and hi < 0.1 + 3 * 0.015 and lo > 0
+    assert drop_verdict(lo, hi) == "significant drop" and drop_verdict(-hi, -lo) == "significant gain"
+    # the same accuracies with the errors scattered independently: unpaired changes give a wider interval
+    rng = np.random.default_rng(2)
+    base2 = rng.permutation(np.r_[np.ones(300, bool), np.zeros(100, bool)])
+    pruned2 = rng.permutation(np.r_[np.ones(260, bool), np.zeros(140, bool)])
+    lo2, hi2 = drop_intervals(base2, pruned2[None], 2000, 1, 0.95)[0]
+    assert hi2 - lo2 > hi - lo and lo2 <= 0.1 <= hi2
+
+
+def test_drop_interval_coverage():
+    # per-task correctness pairs drawn from a known joint law: P(base right, pruned wrong) = 0.12,
+    # P(base wrong, pruned right) = 0.04 -> true drop 0.08; the 90 % interval should cover it ~90 % of the time
+    rng = np.random.default_rng(5)
+    hits, reps = 0, 200
+    for r in range(reps):
+        u = rng.random(300)
+        base = np.where(u < 0.12, True, np.where(u < 0.16, False, u < 0.86))
+        pruned = np.where(u < 0.12, False, np.where(u < 0.16, True, base))
+        lo, hi = drop_intervals(base, pruned[None], 400, r, 0.9)[0]
+        hits += lo <= 0.08 <= hi
+    assert 0.83 <= hits / reps <= 0.96
+
+
+def test_drop_intervals_are_paired_and_seeded():
+    rng = np.random.default_rng(7)
+    base = rng.random(200) < 0.8
+    pruned = np.stack([base, ~base, rng.random(200) < 0.6])
+    a = drop_intervals(base, pruned, 300, [4, 0], 0.95)
+    assert a.shape == (3, 2) and np.all(a[:, 0] <= a[:, 1])
+    np.testing.assert_array_equal(a, drop_intervals(base, pruned, 300, [4, 0], 0.95))
+    np.testing.assert_array_equal(a[1:2], drop_intervals(base, pruned[1:2], 300, [4, 0], 0.95))  # one resample set
+    with pytest.raises(ValueError, match="share"):
+        drop_intervals(base, pruned[:, :10], 10, 0, 0.95)

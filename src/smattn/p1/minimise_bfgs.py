@@ -29,6 +29,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.lapack import dpotri
 
+from ..progress import progress
 from .action import gp_point
 from .minimise import ActionProblem, MinimiseResult, pack_cholesky
 
@@ -178,14 +179,15 @@ def cholesky_gradient(grads, Cs) -> np.ndarray:
 
 
 def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: int = 2000, init=None,
-                         hinv: np.ndarray | None = None, return_hinv: bool = False):
+                         hinv: np.ndarray | None = None, return_hinv: bool = False, desc: str | None = None):
     """BFGS in the Cholesky parametrisation from the GP point (or ``init``, a list of PD U^(l)).
 
     ``hinv``: initial inverse-Hessian approximation in the Cholesky parameters (e.g. from a neighbouring (N, T) run,
     a warm start); ``return_hinv``: return ``(result, final inverse Hessian)`` instead of the result alone.
 
     Converged when g_max = max_l max |dS/dU^(l)| < tol (the reference's criterion on its M_l parameters). Stops
-    unconverged after ``max_steps`` iterations or when the line search fails twice in a row.
+    unconverged after ``max_steps`` iterations or when the line search fails twice in a row. ``desc``: report the
+    iterations as progress lines (``smattn.progress``) under this name, with g_max; None: silent.
     """
     t0 = time.perf_counter()
     act = ImageAction(problem)
@@ -205,6 +207,7 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
     gmax = max(float(np.abs(G).max()) for G in grads)
     mineigs = [min(float(np.linalg.eigvalsh(U).min()) for U in Us)]
     steps, fails, converged = 0, 0, gmax < tol
+    bar = None if desc is None else progress(desc=desc, total=int(max_steps), unit="step")
     while not converged and steps < max_steps:
         p = -Hinv @ g
         slope = float(g @ p)
@@ -245,6 +248,11 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
         gmax = max(float(np.abs(G).max()) for G in grads)
         mineigs.append(min(float(np.linalg.eigvalsh(U).min()) for U in Us))
         converged = gmax < tol
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(g_max=f"{gmax:.2e}", refresh=False)
+    if bar is not None:
+        bar.close()
     h, w, s2, s2a = act.ent_args
     u = readout_u(float(np.trace(Us[-1])), h, w, s2, s2a)
     res = MinimiseResult(Us=[np.asarray(U) for U in Us], u=u, action=float(S), entropy=float(parts["entropy"]),

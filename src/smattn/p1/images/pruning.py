@@ -8,7 +8,8 @@ Pruning a set S_l of heads of layer l zeroes their outputs before the head sum a
 H^(-1/2) by (H - |S_l|)^(-1/2); nothing is retrained (``AttentionPathsTransformer.set_pruned_heads``).
 
 :func:`evaluate_pruning` runs the whole evaluation of one model (single-head drops, cumulative pruning in the
-theory's order, in diag(U)'s order and in random orders) and returns a :class:`PruningEvaluation`.
+theory's order, in diag(U)'s order and in random orders) and returns a :class:`PruningEvaluation`, with a paired
+bootstrap confidence interval over test tasks for every drop (:func:`drop_intervals`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...progress import progress
 from ..head_score import head_scores
 
 Head = tuple[int, int]  # (layer 1-based, head 0-based)
@@ -124,11 +126,51 @@ def path_weights(heads: Sequence[int], pruned: Sequence[Head]) -> np.ndarray:
     return w
 
 
+def correct_from_paths(contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int],
+                       pruned: Sequence[Head]) -> dict[str, np.ndarray]:
+    """Per-task correctness (bool [n]) on every set from precomputed path contributions
+    {name: (contributions [n, H_tot], y [n])}."""
+    w = path_weights(heads, pruned)
+    return {name: np.sign(c @ w) == y for name, (c, y) in contrib.items()}
+
+
 def accuracies_from_paths(contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int],
                           pruned: Sequence[Head]) -> dict[str, float]:
     """Accuracy on every set from precomputed path contributions {name: (contributions [n, H_tot], y [n])}."""
-    w = path_weights(heads, pruned)
-    return {name: float(np.mean(np.sign(c @ w) == y)) for name, (c, y) in contrib.items()}
+    return {name: float(np.mean(c)) for name, c in correct_from_paths(contrib, heads, pruned).items()}
+
+
+def bootstrap_counts(n: int, n_resamples: int, rng: np.random.Generator, chunk: int = 256):
+    """Yield blocks of resampling counts: int [b, n] (b <= chunk, n_resamples rows in all), row r counting how
+    often each of the n tasks is drawn when n tasks are drawn uniformly with replacement (one bootstrap resample)."""
+    done = 0
+    while done < n_resamples:
+        b = min(chunk, n_resamples - done)
+        idx = rng.integers(0, n, size=(b, n)) + n * np.arange(b)[:, None]
+        yield np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
+        done += b
+
+
+def drop_intervals(base: np.ndarray, pruned: np.ndarray, n_resamples: int, seed, level: float) -> np.ndarray:
+    """Paired bootstrap percentile intervals of accuracy drops over test tasks.
+
+    base: bool [n], per-task correctness of the unpruned network; pruned: bool [m, n], the same n tasks evaluated
+    by m pruned networks. Drop j = mean(base) - mean(pruned[j]) (a fraction; positive = accuracy lost). Every
+    resample draws n tasks with replacement, the same tasks for the unpruned and all pruned networks (paired), from
+    ``numpy.random.default_rng(seed)``; the interval is the (1 - level)/2 and (1 + level)/2 quantiles of the
+    ``n_resamples`` resampled drops. Returns [m, 2] (low, high).
+    """
+    base = np.asarray(base, dtype=np.float64)
+    pruned = np.atleast_2d(np.asarray(pruned, dtype=np.float64))
+    n = base.shape[0]
+    if pruned.shape[1] != n or n == 0:
+        raise ValueError(f"drop_intervals: base [{n}] and pruned {pruned.shape} must share their n > 0 tasks")
+    if not 0 < level < 1 or n_resamples < 1:
+        raise ValueError(f"drop_intervals: need 0 < level < 1 and n_resamples >= 1, got {level}, {n_resamples}")
+    d = base[:, None] - pruned.T  # [n, m] per-task drops in {-1, 0, 1}
+    rng = np.random.default_rng(seed)
+    boot = np.concatenate([c @ d for c in bootstrap_counts(n, int(n_resamples), rng)]) / n  # [n_resamples, m]
+    return np.quantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0).T
 
 
 def random_orders(all_heads: Sequence[Head], n_orders: int, seed: int) -> list[list[Head]]:
@@ -136,6 +178,25 @@ def random_orders(all_heads: Sequence[Head], n_orders: int, seed: int) -> list[l
     rng = np.random.default_rng(seed)
     heads = list(all_heads)
     return [[heads[i] for i in rng.permutation(len(heads))] for _ in range(n_orders)]
+
+
+def drop_verdict(low: float, high: float) -> str:
+    """Reading of a drop's interval (low, high): "significant drop" (low > 0), "significant gain" (high < 0),
+    otherwise "no significant change" (the interval contains 0)."""
+    if low > 0:
+        return "significant drop"
+    if high < 0:
+        return "significant gain"
+    return "no significant change"
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """Paired bootstrap of the drops over test tasks (``drop_intervals``): resamples, seed, interval level."""
+
+    n_resamples: int
+    seed: int
+    level: float
 
 
 @dataclass
@@ -147,6 +208,9 @@ class PruningEvaluation:
     accuracy with that one head removed}}; steps: the cumulative pruned sets of the theory's order (k = 0, 1, ...);
     params_removed_fraction: [len(steps)]; theory / diagonal: [len(steps)] of {set: accuracy} along the theory's and
     diag(U)'s orders; random: {set: [n_orders, len(steps)] accuracies along random orders}.
+    Per-task correctness (bool [n]): correct_base {set}, correct_single {head: {set}}, correct_theory [len(steps)] of
+    {set}. Drop intervals (fractions, ``drop_intervals`` with ``bootstrap``): single_ci {head: {set: (low, high)}}
+    of base - single, theory_ci [len(steps)] of {set: (low, high)} of base - theory[k].
     """
 
     heads: tuple[int, ...]
@@ -161,14 +225,28 @@ class PruningEvaluation:
     theory: list[dict[str, float]]
     diagonal: list[dict[str, float]]
     random: dict[str, np.ndarray]
+    correct_base: dict[str, np.ndarray]
+    correct_single: dict[Head, dict[str, np.ndarray]]
+    correct_theory: list[dict[str, np.ndarray]]
+    bootstrap: BootstrapSettings
+    single_ci: dict[Head, dict[str, tuple[float, float]]]
+    theory_ci: list[dict[str, tuple[float, float]]]
 
     def random_mean(self, s: str, k: int) -> float:
         """Mean accuracy on set ``s`` over the random orders after k pruned heads."""
         return float(self.random[s][:, k].mean())
 
+    def random_sd(self, s: str, k: int) -> float:
+        """Standard deviation (ddof = 0) of the accuracy on set ``s`` over the random orders after k pruned heads."""
+        return float(self.random[s][:, k].std())
+
     def drop_single(self, head: Head, s: str = "omniglot") -> float:
         """Accuracy lost (fraction) on set ``s`` when only ``head`` is removed."""
         return self.base[s] - self.single[head][s]
+
+    def drop_cumulative(self, k: int, s: str = "omniglot") -> float:
+        """Accuracy lost (fraction) on set ``s`` when the first k heads of the theory's order are removed."""
+        return self.base[s] - self.theory[k][s]
 
     def gain_over_random(self, curve: str = "theory") -> dict[str, float]:
         """{set: mean over k >= 1 of the accuracy of ``curve`` ("theory" or "diagonal") minus the random orders'
@@ -178,7 +256,8 @@ class PruningEvaluation:
                 for s in self.random}
 
     def as_json(self) -> dict:
-        """JSON-ready record with the paper's head labels ("(l)h" as "l.h", see ``head_label``)."""
+        """JSON-ready record with the paper's head labels ("(l)h" as "l.h", see ``head_label``); drop intervals as
+        [low, high] fractions (no per-task vectors)."""
         sets = list(self.random)
         return {
             "heads": self.heads,
@@ -188,11 +267,15 @@ class PruningEvaluation:
             "score": {head_label(h): self.scores[h] for h in self.order},
             "score_diagonal": {head_label(h): self.scores_diagonal[h] for h in self.order},
             "single": {head_label(h): self.single[h] for h in self.order},
+            "single_drop_ci": {head_label(h): {s: list(v) for s, v in self.single_ci[h].items()} for h in self.order},
+            "bootstrap": {"resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed,
+                          "level": self.bootstrap.level, "over": "test tasks, paired"},
             "cumulative": {
                 "k": list(range(len(self.steps))),
                 "pruned": [[head_label(h) for h in s] for s in self.steps],
                 "params_removed_fraction": self.params_removed_fraction,
                 "theory": self.theory,
+                "theory_drop_ci": [{s: list(v) for s, v in ci.items()} for ci in self.theory_ci],
                 "diagonal": self.diagonal,
                 "random_mean": {s: self.random[s].mean(axis=0).tolist() for s in sets},
                 "random_std": {s: self.random[s].std(axis=0).tolist() for s in sets},
@@ -202,43 +285,70 @@ class PruningEvaluation:
 
 
 def evaluate_pruning(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], U: np.ndarray, heads: Sequence[int],
-                     predict: Callable, n_random_orders: int, random_seed: int) -> PruningEvaluation:
+                     predict: Callable, n_random_orders: int, random_seed: int,
+                     bootstrap: BootstrapSettings) -> PruningEvaluation:
     """Prune ``model`` guided by the theory's U [H_tot, H_tot] of its heads and measure every set's accuracy.
 
     sets: {name: (x [n, T, D], y [n] in {-1, +1})}; heads: heads per layer of U (must be the model's);
     predict(model, x) -> outputs [n]. Every pruned network is evaluated from one pass of path contributions
     (``path_contributions``), checked against the unpruned network's own forward pass (at most one tie may flip).
-    Random orders: ``n_random_orders`` permutations from ``random_seed`` (``random_orders``).
+    Random orders: ``n_random_orders`` permutations from ``random_seed`` (``random_orders``). Drop intervals: for
+    the i-th set (in the order of ``sets``), one paired bootstrap (``drop_intervals``, seed [bootstrap.seed, i])
+    shared by its single-head and cumulative drops.
     """
     heads = tuple(int(h) for h in heads)
     if heads != (model.n_heads,) * model.n_layers:
         raise ValueError(f"U of heads {heads} does not belong to a model of {model.n_layers} x {model.n_heads} heads")
     # every pruned network from one pass: the output is a fixed linear combination of path contributions
-    contrib = {s: (path_contributions(model, x), y) for s, (x, y) in sets.items()}
+    contrib = {s: (path_contributions(model, x), y) for s, (x, y) in progress(sets.items(), desc="path contributions",
+                                                                              total=len(sets), unit="set")}
+
+    def correct(pruned):
+        return correct_from_paths(contrib, heads, pruned)
 
     def acc(pruned):
         return accuracies_from_paths(contrib, heads, pruned)
 
+    def mean(c):
+        return {s: float(np.mean(v)) for s, v in c.items()}
+
     scores, diag = head_scores(U, heads), diagonal_scores(U, heads)
-    base = acc([])
+    correct_base = correct([])
+    base = mean(correct_base)
     forward = pruned_accuracies(model, sets, [], predict)  # the unpruned network's own forward pass
     if any(abs(base[s] - forward[s]) > 1.5 / len(sets[s][1]) for s in sets):  # at most one tie may flip
         raise RuntimeError(f"path decomposition disagrees with the network: {base} vs {forward}")
-    single = {h: acc([h]) for h in scores}
+    correct_single = {h: correct([h]) for h in scores}
+    single = {h: mean(c) for h, c in correct_single.items()}
 
     def curve(order):
         steps = cumulative_sets(order, heads)
         return [acc(pruned) for pruned in steps], steps
 
-    theory_curve, theory_steps = curve(ascending(scores))
+    theory_steps = cumulative_sets(ascending(scores), heads)
+    correct_theory = [correct(pruned) for pruned in theory_steps]
+    theory_curve = [mean(c) for c in correct_theory]
     diag_curve, _ = curve(ascending(diag))
-    rand = [curve(o)[0] for o in random_orders(list(scores), int(n_random_orders), int(random_seed))]
+    orders = random_orders(list(scores), int(n_random_orders), int(random_seed))
+    rand = [curve(o)[0] for o in progress(orders, desc="random head orders", unit="order")]
+    hs = list(scores)
+    single_ci: dict[Head, dict[str, tuple[float, float]]] = {h: {} for h in hs}
+    theory_ci: list[dict[str, tuple[float, float]]] = [{} for _ in theory_steps]
+    for i, s in enumerate(sets):
+        pruned = np.stack([correct_single[h][s] for h in hs] + [c[s] for c in correct_theory])
+        ci = drop_intervals(correct_base[s], pruned, bootstrap.n_resamples, [int(bootstrap.seed), i], bootstrap.level)
+        for j, h in enumerate(hs):
+            single_ci[h][s] = (float(ci[j, 0]), float(ci[j, 1]))
+        for k in range(len(theory_steps)):
+            theory_ci[k][s] = (float(ci[len(hs) + k, 0]), float(ci[len(hs) + k, 1]))
     return PruningEvaluation(
         heads=heads, n={s: len(v[1]) for s, v in sets.items()}, base=base, order=ascending(scores),
         scores=scores, scores_diagonal=diag, single=single, steps=theory_steps,
         params_removed_fraction=[params_removed_fraction(model, s) for s in theory_steps],
         theory=theory_curve, diagonal=diag_curve,
-        random={s: np.array([[c[k][s] for k in range(len(c))] for c in rand]) for s in sets})
+        random={s: np.array([[c[k][s] for k in range(len(c))] for c in rand]) for s in sets},
+        correct_base=correct_base, correct_single=correct_single, correct_theory=correct_theory,
+        bootstrap=bootstrap, single_ci=single_ci, theory_ci=theory_ci)
 
 
 def drops_points(result: Mapping) -> list[float]:

@@ -20,6 +20,7 @@ from smattn.p1.attention import attentioned_inputs_from_heads
 from smattn.p1.kernels import PathGram
 from smattn.p1.minimise import ActionProblem
 from smattn.p1.predictor import accuracy, predictor
+from smattn.progress import progress as progress_lines
 
 TEST_SETS = ("omniglot", "mnist", "fashion")
 
@@ -59,6 +60,8 @@ def run_grid(export: dict, xi: dict, widths, temperatures, tol: float = 1e-5, ma
     from the previous temperature's minimiser and inverse-Hessian estimate (the minimiser is the same, it is reached
     in fewer steps). Record: N, T, U [H_tot, H_tot], summary (steps, g_max, converged, action, entropy, energy, u,
     min_eig_U, seconds, method), acc {set: accuracy}, init ("gp" or "warm"). Raises if a run does not converge.
+    ``progress``: optional callback called with every record; the grid also reports progress lines
+    (``smattn.progress``).
     """
     from smattn.p1.minimise_bfgs import minimise_action_bfgs
 
@@ -66,6 +69,7 @@ def run_grid(export: dict, xi: dict, widths, temperatures, tol: float = 1e-5, ma
     y = np.asarray(export["y_train"], np.float64)
     gram = PathGram(xi["train"])
     by_key = {}
+    bar = progress_lines(desc="theory grid (N, T)", total=len(widths) * len(temperatures), unit="run")
     for N in widths:
         init, hinv = None, None
         for T in sorted((float(t) for t in temperatures), reverse=True):
@@ -80,10 +84,13 @@ def run_grid(export: dict, xi: dict, widths, temperatures, tol: float = 1e-5, ma
                    "acc": set_accuracies(res.U, xi, export, float(T)), "seconds": time.perf_counter() - t0,
                    "init": "gp" if init is None else "warm"}
             by_key[(float(N), float(T))] = rec
+            bar.update(1)
+            bar.set_postfix(N=f"{float(N):g}", T=f"{float(T):g}", steps=res.steps, refresh=False)
             if progress:
                 progress(rec)
             if warm_start:
                 init, hinv = res.Us, H
+    bar.close()
     return [by_key[(float(N), float(T))] for N in widths for T in temperatures]
 
 
