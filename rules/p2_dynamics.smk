@@ -116,7 +116,7 @@ rule p2_fig2_right:
 
 
 rule p2_trec_run:
-    """One repetition of the TREC experiment: split, train with AdamW, record S_l(t) (spec §7)."""
+    """One repetition of the TREC experiment: split, train with AdamW, record S_l(t) (docs/p2_dynamics.md)."""
     input:
         train=raw("trec/train_5500.label"),
         vocab=raw("bert-base-uncased/vocab.txt"),
@@ -145,6 +145,8 @@ rule p2_trec_run:
         max_questions=P2D["trec_max_questions"],
         max_length=P2D["trec_max_length"],
         seed=P2D["trec_seed"],
+        attn_init_std=P2D["trec_attn_init_std"],
+        optimizer=P2D["trec_optimizer"],
     script:
         "../scripts/p2_dynamics_trec.py"
 
