@@ -2,15 +2,17 @@
 (P2 Fig. 3 right; reference/spoc/dist_1.npy, dist_2.npy: 8 repetitions x 10,920 steps).
 
     PYTHONPATH=src SMATTN_DATA_MIRROR=/path/to/mirror python benchmarks/p2_trec_init_sweep.py \
-        [--inits 1e-1,3e-2,1e-2,3e-3,1e-3] [--optimizers torch_adamw,transformers_adamw] [--steps 300] [--reps 1] \
+        [--inits 1e-1,...,1e-4] [--optimizers torch_adamw,transformers_adamw] [--steps 300] [--reps 3] \
         [--full 1e-3:transformers_adamw] [--full-reps 1]
 
 Stage 1 (every init x optimiser, ``--steps`` optimiser steps, ``--reps`` repetitions, paper settings otherwise):
-a necessary condition that needs no final state. The similarity to the final Gram can move by at most the angle
-``theta_l(t)`` through which the Gram has turned since step 1 (smattn.p2.dynamics.trec_metrics.gram_angle).
-The published curves rise by ``dS_l(t)`` at the published median half-rise step ``t = t_l``; a configuration
-whose ``theta_l(t_l)`` stays below ``dS_l(t_l)`` cannot reproduce them. Printed per layer: theta at t_l, the
-published rise, and ``max |S_2 - S_2(1)|`` proxy over the first 40 steps measured against the probe's last step.
+first a necessary condition that needs no final state. The similarity to the final Gram can move by at most the
+angle ``theta_l(t)`` through which the Gram has turned since step 1 (smattn.p2.dynamics.trec_metrics.gram_angle);
+the published curves rise by ``dS_l(t)`` at the published median half-rise step ``t = t_l``, so a configuration
+whose mean ``theta_l(t_l)`` stays below ``dS_l(t_l)`` cannot reproduce them. For the others, the criterion below
+is evaluated with the similarity taken to the probe's last step instead of the 40-epoch final one (stage 2 shows
+how close the two are: at init 3e-4 with torch's AdamW, 300 steps give the same start similarities to 0.004 and
+the same half-rise steps to 1 step).
 
 Stage 2 (``--full``, optional, 40 epochs = 10,920 steps per repetition): the criterion itself. For the start
 similarity and the half-rise step of each layer, the mean over our repetitions must lie inside the min-max band
@@ -50,10 +52,10 @@ def load_ids(data: Path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--inits", default="1e-1,3e-2,1e-2,3e-3,1e-3")
+    ap.add_argument("--inits", default="1e-1,3e-2,1e-2,3e-3,2e-3,1e-3,6e-4,3e-4,1e-4")
     ap.add_argument("--optimizers", default="torch_adamw,transformers_adamw")
     ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--full", default="", help="comma list of init:optimizer run for 40 epochs (stage 2)")
     ap.add_argument("--full-reps", type=int, default=1)
     ap.add_argument("--skip-probes", action="store_true")
@@ -79,24 +81,34 @@ def main():
     if not args.skip_probes:
         if args.steps < t_half[1]:
             raise SystemExit(f"--steps must reach the published layer-2 half-rise step {t_half[1]}")
-        print(f"\nstage 1: {args.steps} steps x {args.reps} rep(s); necessary condition theta_l(t_l) >= dS_l")
-        print(f"{'init':>7} {'optimizer':>19} {'theta1(t1)':>10} {'theta2(t2)':>10} {'theta2(40)':>10} "
-              f"{'s/probe':>7}  verdict")
+        print(f"\nstage 1: {args.steps} steps x {args.reps} rep(s). theta: necessary condition theta_l(t_l) >= dS_l;"
+              f" start / half / flat2: means over reps, similarity taken to step {args.steps}; band: all four "
+              f"means inside the published min-max bands")
+        print(f"{'init':>7} {'optimizer':>19} {'theta1':>6} {'theta2':>6} {'start1':>6} {'start2':>6} {'half1':>6} "
+              f"{'half2':>6} {'flat2':>6} {'s/rep':>5}  verdict")
         for init in [float(v) for v in args.inits.split(",")]:
             for opt in args.optimizers.split(","):
                 cfg = paper_trec_config(attn_init_std=init, optimizer=opt)
-                th, t0 = [], time.perf_counter()
+                th, S, t0 = [], [], time.perf_counter()
                 for rep in range(args.reps):
                     with tempfile.TemporaryDirectory() as tmp:
                         out = train_trec_run(ids, labels, cfg, rep=rep, workdir=tmp, vocab_size=vocab, progress=None,
                                              show_bar=False, reference_steps=(0,), max_steps=args.steps)
                     th.append(tm.gram_angle(out["similarity_to"][0]))  # (2, steps)
-                th = np.stack(th)  # (reps, 2, steps)
-                a1, a2, a40 = th[:, 0, t_half[0] - 1], th[:, 1, t_half[1] - 1], th[:, 1, 39]
-                ok = bool(a1.mean() >= dS[0] and a2.mean() >= dS[1])
-                print(f"{init:7.0e} {opt:>19} {a1.mean():10.3g} {a2.mean():10.3g} {a40.mean():10.3g} "
-                      f"{(time.perf_counter() - t0) / args.reps:7.1f}  {'possible' if ok else 'EXCLUDED'}",
-                      flush=True)
+                    S.append(out["similarity"])
+                th, S = np.stack(th), np.stack(S)  # (reps, 2, steps)
+                a1, a2 = th[:, 0, t_half[0] - 1].mean(), th[:, 1, t_half[1] - 1].mean()
+                possible = bool(a1 >= dS[0] and a2 >= dS[1])
+                if possible and (S[:, :, -1] > S[:, :, 0]).all():
+                    ours = tm.summarise(S[:, 0], S[:, 1])
+                    band = all(tm.band_verdict(ours[q], pub[q])[0] for q in tm.QUANTITIES)
+                    vals = [ours[q].mean() for q in tm.QUANTITIES]
+                    verdict = "band MET" if band else "band not met"
+                else:
+                    vals, verdict = [np.nan] * 4, "EXCLUDED (theta)" if not possible else "no rise"
+                print(f"{init:7.0e} {opt:>19} {a1:6.3f} {a2:6.3f} {vals[0]:6.3f} {vals[1]:6.3f} {vals[2]:6.1f} "
+                      f"{vals[3]:6.1f} {tm.flat_steps(S[:, 1]).mean():6.1f} "
+                      f"{(time.perf_counter() - t0) / args.reps:5.1f}  {verdict}", flush=True)
 
     for spec in [s for s in args.full.split(",") if s]:
         init, opt = spec.split(":")

@@ -11,7 +11,7 @@ def as_list(x):
 
 def main(io):
     metrics = merge_metrics(as_list(io.input.metrics))
-    rows = evaluate_claims(load_claims(as_list(io.input.claims)), metrics)
+    rows = evaluate_claims(load_claims(as_list(io.input.claims)), metrics, scale=io.params.scale)
     write_json(io.output.ledger, metrics)
     write_csv(io.output.claims_csv, CLAIM_COLUMNS, ([r[c] for c in CLAIM_COLUMNS] for r in rows))
     write_text(io.output.claims_html, claims_html(rows, io.params.scale))

@@ -8,6 +8,9 @@ sets each against the ledger:
 * ``kind: compare`` — ``check: {left: id, op: "<" | ">" | "<=" | ">=", right: id}`` holds: ``pass`` / ``FAIL``;
 * ``kind: deviation`` — a known, explained deviation: ``deviation explained`` (the explanation is shown);
 * ``kind: info`` — a number reported beside the paper's, without a verdict.
+
+A claim may list ``info_at: [scale, ...]``: at those scales (too few runs or steps to decide it) it is reported as
+``info`` whatever its kind.
 """
 
 from __future__ import annotations
@@ -67,6 +70,9 @@ def load_claims(paths: Iterable[str | Path]) -> list[dict]:
                 raise ValueError(f"{where}: match needs 'paper' and 'tolerance'")
             if c["kind"] == "deviation" and not c.get("explanation"):
                 raise ValueError(f"{where}: deviation needs an 'explanation'")
+            info_at = c.get("info_at", [])
+            if not isinstance(info_at, list) or not all(isinstance(x, str) for x in info_at):
+                raise ValueError(f"{where}: info_at must be a list of scale names")
             claims.append({**c, "source": str(path)})
     return claims
 
@@ -77,23 +83,26 @@ def _get(metrics: Mapping[str, float], key: str, claim: dict) -> float:
     return metrics[key]
 
 
-def evaluate_claims(claims: list[dict], metrics: Mapping[str, float]) -> list[dict]:
-    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table."""
+def evaluate_claims(claims: list[dict], metrics: Mapping[str, float], scale: str | None = None) -> list[dict]:
+    """Rows ``{claim, id, paper, ours, status, explanation}`` of the claims table at ``scale`` (for ``info_at``)."""
     rows = []
     for c in claims:
         kind = c["kind"]
+        undecided = scale is not None and scale in c.get("info_at", [])
         if kind == "compare":
             chk = c["check"]
             left, right = _get(metrics, chk["left"], c), _get(metrics, chk["right"], c)
             ok = _OPS[chk["op"]](left, right)
             ident = f"{chk['left']} {chk['op']} {chk['right']}"
             ours = f"{left:.4g} {chk['op']} {right:.4g}"
-            status = "pass" if ok else "FAIL"
+            status = "info" if undecided else "pass" if ok else "FAIL"
         else:
             ident = c["id"]
             value = _get(metrics, ident, c)
             ours = f"{value:.4g}"
-            if kind == "match":
+            if undecided:
+                status = "info"
+            elif kind == "match":
                 status = "pass" if abs(value - float(c["paper"])) <= float(c["tolerance"]) else "FAIL"
             elif kind == "deviation":
                 status = "deviation explained"

@@ -22,7 +22,8 @@ torch.set_num_threads(1)
 
 def test_model_forward_shapes_and_init():
     g = torch.Generator().manual_seed(0)
-    model = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6, generator=g)
+    model = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6,
+                                    generator=g)
     x = torch.randint(0, 50, (5, 7))
     out = model(x)
     assert out.shape == (5, 6) and out.dtype == torch.float32

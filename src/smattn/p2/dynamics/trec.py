@@ -222,8 +222,8 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
                 raise FloatingPointError(f"TREC run {rep}: non-finite training loss in epoch {epoch + 1}")
             bar.set_postfix(epoch=epoch + 1, val_acc=f"{val_acc[epoch]:.3f}", refresh=False)
             if progress is not None:
-                progress(f"[trec] rep {rep} epoch {epoch + 1}/{cfg.epochs}  loss {train_loss[step - spe:step].mean():.4f}"
-                         f"  val acc {val_acc[epoch]:.4f}  {time.perf_counter() - t0:.1f} s")
+                progress(f"[trec] rep {rep} epoch {epoch + 1}/{cfg.epochs}  "
+                         f"loss {train_loss[step - spe:step].mean():.4f}  val acc {val_acc[epoch]:.4f}  {time.perf_counter() - t0:.1f} s")
         wall = time.perf_counter() - t0
         sim = rec.similarity_to_final()
         sim_to = {int(r): rec.similarity_to(int(r)) for r in reference_steps}
