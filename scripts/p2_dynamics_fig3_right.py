@@ -33,10 +33,10 @@ def main(io):
     for layer, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):
         ax.fill_between(steps_ref, ref[layer].min(0), ref[layer].max(0), color=dcol, alpha=0.12, lw=0)
         ax.plot(steps_ref, ref[layer].mean(0), color=dcol, lw=1.2, ls="--",
-                label=f"layer {layer + 1} (authors, mean and range)")
+                label=f"layer {layer + 1}, authors (mean, range)")
         for r in range(S.shape[1]):
             ax.plot(steps, S[layer, r], color=col, lw=0.5, alpha=0.35)
-        ax.plot(steps, S[layer].mean(0), color=col, lw=2.0, label=f"layer {layer + 1} (ours, mean)")
+        ax.plot(steps, S[layer].mean(0), color=col, lw=2.0, label=f"layer {layer + 1}, ours (mean)")
     ax.set_xscale("log")
     ax.set_xlabel("optimiser steps")
     top = ax.secondary_xaxis("top", functions=(lambda s: s / spe, lambda e: e * spe))
@@ -49,7 +49,7 @@ def main(io):
                  f"lr={cfg['lr']:g}, {mask_txt}", fontsize=8)
     ax.set_ylim(0, 1.03)
     ax.set_xlim(1, max(S.shape[-1], ref.shape[-1]))
-    ax.legend(fontsize=5.5, loc="lower right", frameon=False)
+    ax.legend(fontsize=5.5, loc="center right", bbox_to_anchor=(1.0, 0.42), frameon=False)
     ep = np.arange(1, acc.shape[1] + 1)
     for r in range(acc.shape[0]):
         axa.plot(ep, acc[r], color="0.6", lw=0.6)
@@ -57,7 +57,7 @@ def main(io):
     axa.set_xlabel("epochs")
     axa.set_ylabel("validation accuracy")
     axa.set_ylim(0, 1)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
