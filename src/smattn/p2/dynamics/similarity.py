@@ -1,4 +1,4 @@
-"""Similarity of a layer's Gram matrix to its final value (P2 Fig. 3 right; spec §7).
+"""Similarity of a layer's Gram matrix to its final value (P2 Fig. 3 right; docs/p2_dynamics.md).
 
 For a projection weight ``W(t)`` of shape (h, k) (h = hidden width, k = embedding width) the Gram matrix is
 ``G(t) = W(t) W(t)^T`` (h x h) and the similarity to the last step ``t_f`` is

@@ -1,6 +1,6 @@
-"""Training the tied-attention classifier on TREC and recording layer-wise learning (P2 Fig. 3 right; spec §7).
+"""Training the tied-attention classifier on TREC and recording layer-wise learning (P2 Fig. 3 right; docs/p2_dynamics.md).
 
-Pipeline of one repetition (the authors' procedure, spec §7, with seeds added):
+Pipeline of one repetition (the authors' procedure, with seeds added):
   * random 80/20 split of the 5,452 training questions (validation size ``ceil(0.2 n)``: 4,361 / 1,091), a new
     split per repetition;
   * WordPiece ids with [CLS]/[SEP], truncated to ``max_length`` = 32;

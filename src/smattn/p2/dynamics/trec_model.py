@@ -1,4 +1,4 @@
-"""The two-layer tied-attention text classifier of the TREC experiment (P2 Fig. 3 right; spec §7).
+"""The two-layer tied-attention text classifier of the TREC experiment (P2 Fig. 3 right; docs/p2_dynamics.md).
 
 Token ids (B, N) -> embedding E (B, N, k) with k = 128, then two attention layers, each
 ``H = X W_l^T + b_l`` (W_l: (h, k), h = 64), ``S = softmax_row(H H^T / sqrt(h))`` (B, N, N), ``X <- S X``
