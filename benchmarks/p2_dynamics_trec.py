@@ -37,7 +37,7 @@ def main():
     batches = [rng.choice(len(ids), 16, replace=False) for _ in range(args.steps)]
     rates = {}
     for fused in (True, False):
-        model = TiedAttentionClassifier(generator=torch.Generator().manual_seed(0))
+        model = TiedAttentionClassifier(attn_init_std=0.1, generator=torch.Generator().manual_seed(0))
         opt = torch.optim.AdamW(model.parameters(), lr=5e-5, eps=1e-6, weight_decay=0.0, fused=fused or None)
         with tempfile.TemporaryDirectory() as tmp, GramRecorder(Path(tmp) / "g.npy", args.steps, 2, 64) as rec:
             t0 = time.perf_counter()

@@ -174,6 +174,8 @@ rule p2_trec_run:
         max_questions=P2D["trec_max_questions"],
         max_length=P2D["trec_max_length"],
         seed=P2D["trec_seed"],
+        attn_init_std=P2D["trec_attn_init_std"],
+        optimizer=P2D["trec_optimizer"],
     script:
         "../scripts/p2_dynamics_trec.py"
 

@@ -1,5 +1,7 @@
-"""P2 Fig. 3 right: similarity S_l(t) of W_l W_l^T to its final value on TREC (ours: thin runs and mean;
-authors' published means dashed), and our validation accuracy per epoch."""
+"""P2 Fig. 3 right: similarity S_l(t) of W_l W_l^T to its final value on TREC against optimiser steps (epochs on
+the top axis; ours: thin runs and mean; the authors' published means dashed with their min-max band), and our
+validation accuracy per epoch. Metrics: start similarity, half-rise step and the layer-2 change over the first 40
+steps, per layer (docs/p2_dynamics.md, "TREC")."""
 
 import json
 
@@ -11,8 +13,9 @@ from smattn.scriptio import run
 def main(io):
     from smattn.data.spoc import read_npy
     from smattn.io import save_figure, write_csv, write_metrics
+    from smattn.p2.dynamics import trec_metrics as tm
     from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, plt
-    from smattn.p2.trajectories import first_crossing, log_spaced_indices
+    from smattn.p2.trajectories import log_spaced_indices
 
     runs = [np.load(f) for f in io.input.runs]
     spe = {int(r["steps_per_epoch"]) for r in runs}
@@ -22,24 +25,31 @@ def main(io):
     S = np.stack([r["similarity"] for r in runs], axis=1)  # (layer, run, step)
     acc = np.stack([r["val_accuracy"] for r in runs])  # (run, epoch)
     ref = np.stack([read_npy(io.input.ref_s1), read_npy(io.input.ref_s2)])  # (layer, 8, 10920)
-    ref_spe = 273
     cfg = json.loads(str(runs[0]["config"]))
-    x = (np.arange(S.shape[-1]) + 1) / spe
-    xr = (np.arange(ref.shape[-1]) + 1) / ref_spe
+    steps = np.arange(1, S.shape[-1] + 1)
+    steps_ref = np.arange(1, ref.shape[-1] + 1)
 
-    fig, (ax, axa) = plt.subplots(1, 2, figsize=(6.4, 2.9), gridspec_kw={"width_ratios": [2.2, 1]})
+    fig, (ax, axa) = plt.subplots(1, 2, figsize=(6.6, 3.1), gridspec_kw={"width_ratios": [2.2, 1]})
     for layer, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):
+        ax.fill_between(steps_ref, ref[layer].min(0), ref[layer].max(0), color=dcol, alpha=0.12, lw=0)
+        ax.plot(steps_ref, ref[layer].mean(0), color=dcol, lw=1.2, ls="--",
+                label=f"layer {layer + 1}, authors (mean, range)")
         for r in range(S.shape[1]):
-            ax.plot(x, S[layer, r], color=col, lw=0.5, alpha=0.35)
-        ax.plot(x, S[layer].mean(0), color=col, lw=2.0, label=f"layer {layer + 1} (ours, mean)")
-        ax.plot(xr, ref[layer].mean(0), color=dcol, lw=1.2, ls="--", label=f"layer {layer + 1} (authors, mean)")
+            ax.plot(steps, S[layer, r], color=col, lw=0.5, alpha=0.35)
+        ax.plot(steps, S[layer].mean(0), color=col, lw=2.0, label=f"layer {layer + 1}, ours (mean)")
     ax.set_xscale("log")
-    ax.set_xlabel("epochs")
+    ax.set_xlabel("optimiser steps")
+    top = ax.secondary_xaxis("top", functions=(lambda s: s / spe, lambda e: e * spe))
+    top.set_xlabel(f"epochs (ours: {spe} steps each)", fontsize=7.5)
+    top.tick_params(labelsize=7)
     ax.set_ylabel(r"$\mathcal{S}_\ell(t)$: similarity of $W_\ell W_\ell^\top$ to final")
     mask_txt = "mask used" if cfg["use_attention_mask"] else "padding attended"
-    ax.set_title(f"TREC, {S.shape[1]} runs, lr={cfg['lr']:g}, {mask_txt}", fontsize=8.5)
+    opt_txt = {"torch_adamw": "torch AdamW", "transformers_adamw": "transformers AdamW"}[cfg["optimizer"]]
+    fig.suptitle(f"TREC, {S.shape[1]} runs, attention init std {cfg['attn_init_std']:g}, {opt_txt}, "
+                 f"lr={cfg['lr']:g}, {mask_txt}", fontsize=8)
     ax.set_ylim(0, 1.03)
-    ax.legend(fontsize=6.5, loc="lower right", frameon=False)
+    ax.set_xlim(1, max(S.shape[-1], ref.shape[-1]))
+    ax.legend(fontsize=5.5, loc="center right", bbox_to_anchor=(1.0, 0.42), frameon=False)
     ep = np.arange(1, acc.shape[1] + 1)
     for r in range(acc.shape[0]):
         axa.plot(ep, acc[r], color="0.6", lw=0.6)
@@ -47,7 +57,7 @@ def main(io):
     axa.set_xlabel("epochs")
     axa.set_ylabel("validation accuracy")
     axa.set_ylim(0, 1)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
@@ -57,7 +67,7 @@ def main(io):
              [f"S{l + 1}_run{r}" for l in range(2) for r in range(S.shape[1])] + ["ref_S1_mean", "ref_S2_mean"]
     rows = []
     for i in step_idx:
-        row = [int(i), x[i], S[0, :, i].mean(), S[1, :, i].mean()]
+        row = [int(i) + 1, (i + 1) / spe, S[0, :, i].mean(), S[1, :, i].mean()]
         row += [S[l, r, i] for l in range(2) for r in range(S.shape[1])]
         row += [ref[0, :, i].mean(), ref[1, :, i].mean()] if i < ref.shape[-1] else ["", ""]
         rows.append(row)
@@ -65,15 +75,23 @@ def main(io):
     write_csv(io.output.accuracy_csv, ["epoch"] + [f"run{r}" for r in range(acc.shape[0])] + ["mean"],
               [[int(e)] + list(acc[:, e - 1]) + [acc[:, e - 1].mean()] for e in ep])
 
+    ours = tm.summarise(S[0], S[1])
+    pub = tm.summarise(ref[0], ref[1])
     metrics = {}
+    for q in tm.QUANTITIES:
+        name, layer = q.split("[")
+        metrics[f"p2.trec.{q}"] = float(ours[q].mean())
+        if S.shape[1] >= 2:
+            metrics[f"p2.trec.{name}_sd[{layer}"] = float(ours[q].std(ddof=1))
+        print(f"{q}: ours {np.round(ours[q], 4)} (mean {ours[q].mean():.4g}); authors mean {pub[q].mean():.4g}, "
+              f"range {pub[q].min():.4g}-{pub[q].max():.4g}", flush=True)
     for layer in range(2):
-        # half of the rise from the first recorded value to the final one (S starts well above 0)
-        k = first_crossing(S[layer], 0.5, from_start=True)
-        kr = first_crossing(ref[layer], 0.5, from_start=True)
-        metrics[f"p2.trec.epochs_to_half[layer={layer + 1}]"] = float(((k + 1) / spe).mean())
-        print(f"layer {layer + 1}: half at epochs {(k + 1) / spe} (mean {((k + 1) / spe).mean():.4f}); "
-              f"authors {((kr + 1) / ref_spe).mean():.4f}; initial S ours {S[layer, :, 0].mean():.3f}, "
-              f"authors {ref[layer, :, 0].mean():.3f}", flush=True)
+        metrics[f"p2.trec.epochs_to_half[layer={layer + 1}]"] = float((tm.half_rise_steps(S[layer]) / spe).mean())
+    n40 = min(40, n)
+    metrics["p2.trec.layer2_max_change[steps=40]"] = float(tm.max_change(S[1], n40).max())
+    print(f"layer 2: max |S2(t) - S2(1)| over the first {n40} steps {tm.max_change(S[1], n40)} "
+          f"(authors over 40: max {tm.max_change(ref[1], 40).max():.2g}); flat steps ours {tm.flat_steps(S[1])}, "
+          f"authors {tm.flat_steps(ref[1])}", flush=True)
     metrics["p2.trec.val_accuracy"] = float(acc[:, -1].mean())
     metrics["p2.trec.steps_per_s"] = float(np.mean([S.shape[-1] / float(r["wall_s"]) for r in runs]))
     write_metrics(io.output.metrics, metrics)

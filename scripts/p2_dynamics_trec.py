@@ -21,8 +21,9 @@ def main(io):
 
     p = io.params
     rep = int(io.wildcards.rep)
-    cfg = TRECConfig(epochs=p.epochs, repetitions=p.repetitions, batch_size=p.batch_size, lr=p.lr, use_attention_mask=p.attention_mask,
-                     map_chunk=p.map_chunk, max_questions=p.max_questions, seed=p.seed, max_length=p.max_length)
+    cfg = TRECConfig(epochs=p.epochs, repetitions=p.repetitions, batch_size=p.batch_size, lr=p.lr,
+                     use_attention_mask=p.attention_mask, map_chunk=p.map_chunk, max_questions=p.max_questions,
+                     seed=p.seed, max_length=p.max_length, attn_init_std=p.attn_init_std, optimizer=p.optimizer)
     if rep >= p.repetitions:
         raise ValueError(f"repetition {rep} requested but trec_repetitions = {p.repetitions}")
     device = torch_device()

@@ -82,6 +82,24 @@ def test_compare_with_a_number_a_margin_and_scales(tmp_path):
         load_claims([bad])
 
 
+def test_claims_undecided_at_a_scale_are_info(tmp_path):
+    claims = [
+        {"id": "a", "claim": "A", "kind": "match", "paper": 1.0, "tolerance": 0.1, "judged_at": ["laptop", "paper"]},
+        {"check": {"left": "a", "op": ">", "right": "b"}, "claim": "A > B", "kind": "compare", "judged_at": ["laptop", "paper"]},
+        {"id": "b", "claim": "B", "kind": "match", "paper": 5.0, "tolerance": 0.1},
+    ]
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump(claims))
+    loaded = load_claims([f])
+    metrics = {"a": 3.0, "b": 2.0}
+    assert [r["status"] for r in evaluate_claims(loaded, metrics, scale="smoke")] == ["info", "info", "FAIL"]
+    assert [r["status"] for r in evaluate_claims(loaded, metrics, scale="paper")] == ["FAIL", "pass", "FAIL"]
+    assert [r["status"] for r in evaluate_claims(loaded, metrics)] == ["FAIL", "pass", "FAIL"]
+    f.write_text(yaml.safe_dump([{**claims[0], "judged_at": "smoke"}]))
+    with pytest.raises(ValueError, match="judged_at"):
+        load_claims([f])
+
+
 def test_atomic_path_leaves_nothing_on_error(tmp_path):
     target = tmp_path / "out.txt"
     with pytest.raises(RuntimeError):

@@ -90,12 +90,18 @@ class GramRecorder:
         self._filled[step] = True
 
     def similarity_to_final(self, chunk: int = 1024) -> np.ndarray:
+        return self.similarity_to(self.n_steps - 1, chunk)
+
+    def similarity_to(self, ref_step: int, chunk: int = 1024) -> np.ndarray:
+        """S of every recorded step against the Gram of step ``ref_step`` instead of the last: (n_layers, n_steps)."""
+        if not 0 <= ref_step < self.n_steps:
+            raise IndexError(f"GramRecorder.similarity_to: step {ref_step} outside [0, {self.n_steps})")
         if not self._filled.all():
             missing = int((~self._filled).sum())
             raise RuntimeError(f"GramRecorder: {missing} of {self.n_steps} steps were never recorded")
         self._mm.flush()
         w = packed_weights(self.h)
-        final = self._mm[-1].astype(np.float64)  # (L, size)
+        final = self._mm[ref_step].astype(np.float64)  # (L, size)
         norm_f = np.sqrt(np.einsum("ls,ls,s->l", final, final, w))
         out = np.empty((self.n_layers, self.n_steps))
         for a in range(0, self.n_steps, chunk):

@@ -8,8 +8,11 @@ Pipeline of one repetition (the authors' procedure, with seeds added):
   * padding as the authors' ``datasets.map(batched=True)`` did it: the examples of each split are taken in
     chunks of ``map_chunk`` (1000) consecutive examples and every example is padded to the longest of its chunk;
     a mini-batch is then padded again to its longest example (``map_chunk = 0`` pads per batch only);
-  * AdamW (eps 1e-6, weight decay 0, betas (0.9, 0.999)), cross-entropy averaged over the batch, batch 16,
-    reshuffled every epoch (the last batch is smaller), validation accuracy after every epoch;
+  * attention weights drawn N(0, attn_init_std^2) (config ``trec_attn_init_std``);
+  * AdamW (eps 1e-6, weight decay 0, betas (0.9, 0.999)) in one of two variants (config ``trec_optimizer``: torch's
+    rule or the ``transformers`` one the authors imported, :mod:`smattn.p2.dynamics.optim`), cross-entropy averaged
+    over the batch, batch 16, reshuffled every epoch (the last batch is smaller), validation accuracy after every
+    epoch;
   * after every optimiser step the Gram matrices ``W_l W_l^T`` (64 x 64) of both attention layers are recorded
     on disk; afterwards the similarity ``S_l(t)`` to the last step is computed in a streaming pass
     (:mod:`smattn.p2.dynamics.similarity`).
@@ -25,8 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from smattn.progress import progress as progress_bar
 from smattn.settings import Settings, scale_params, setting
 
+from .optim import OPTIMIZERS, make_adamw
 from .similarity import GramRecorder
 
 __all__ = ["TRECConfig", "paper_trec_config", "encode_questions", "split_indices", "chunk_padded_lengths", "collate",
@@ -47,6 +52,8 @@ class TRECConfig(Settings):
     max_questions: int = setting(ge=0)  # 0: all questions; otherwise a seeded random subset (smoke runs)
     max_length: int = setting(ge=3)  # at least [CLS] w [SEP]
     seed: int = setting(ge=0)
+    attn_init_std: float = setting(gt=0)
+    optimizer: str = setting(choices=OPTIMIZERS)
     eps: float = setting(default=1e-6, gt=0)
     weight_decay: float = setting(default=0.0, ge=0)
     beta1: float = setting(default=0.9, ge=0, lt=1)
@@ -54,7 +61,6 @@ class TRECConfig(Settings):
     val_fraction: float = setting(default=0.2, gt=0, lt=1)
     embed_dim: int = setting(default=128, ge=1)
     hidden_dim: int = setting(default=64, ge=1)
-    attn_init_std: float = setting(default=0.1, gt=0)
 
 
 def paper_trec_config(**overrides) -> TRECConfig:
@@ -128,23 +134,17 @@ def _batches(order: np.ndarray, batch_size: int):
         yield order[a:a + batch_size]
 
 
-def _adamw(params, cfg: TRECConfig):
-    """torch AdamW with the configured hyper-parameters; the fused kernel (same update rule, ~7x faster on a CPU
-    for the dense 30522 x 128 embedding) when this torch build offers it."""
-    import torch
-
-    params = list(params)
-    kw = dict(lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps, weight_decay=cfg.weight_decay)
-    try:
-        return torch.optim.AdamW(params, fused=True, **kw)
-    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - builds without the fused kernel
-        return torch.optim.AdamW(params, **kw)
-
-
 def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECConfig, rep: int,
                    workdir: str | Path, device=None, vocab_size: int = 30522,
-                   progress: Callable[[str], None] | None = print) -> dict:
+                   progress: Callable[[str], None] | None = print, show_bar: bool = True,
+                   reference_steps: Sequence[int] = (), max_steps: int | None = None) -> dict:
     """One repetition: split, train, record; returns the similarity trajectories and the training record.
+
+    ``progress`` receives one line per epoch; ``show_bar`` adds a :func:`smattn.progress.progress` bar over the
+    optimiser steps (whole lines on stderr). ``reference_steps``: 0-based steps ``r`` at which the similarity is
+    also computed against ``W_l(r) W_l(r)^T`` instead of the last step (returned as ``similarity_to`` {r: (n_layers,
+    steps)}); the sweep benchmark uses them to check short probes against full runs. ``max_steps`` stops training
+    after that many optimiser steps (short probes; epochs not completed have a NaN validation accuracy).
 
     ids: n id lists, labels (n,) in [0, n_classes). Returns a dict with ``similarity`` (n_layers, steps) float64,
     ``val_accuracy`` (epochs,), ``train_loss`` (steps,), ``steps_per_epoch``, ``wall_s``, ``n_train``, ``n_val``.
@@ -174,21 +174,27 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
     model = TiedAttentionClassifier(vocab_size=vocab_size, embed_dim=cfg.embed_dim, hidden_dim=cfg.hidden_dim,
                                     n_classes=n_classes, attn_init_std=cfg.attn_init_std,
                                     use_attention_mask=cfg.use_attention_mask, generator=gen).to(device)
-    opt = _adamw(model.parameters(), cfg)
+    opt = make_adamw(model.parameters(), cfg.optimizer, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps,
+                     weight_decay=cfg.weight_decay)
     loss_fn = torch.nn.CrossEntropyLoss()
     spe = -(-len(tr) // cfg.batch_size)
-    n_steps = spe * cfg.epochs
+    n_steps = spe * cfg.epochs if max_steps is None else min(spe * cfg.epochs, int(max_steps))
+    if n_steps < 1:
+        raise ValueError(f"train_trec_run: max_steps={max_steps} leaves no step to train")
     n_layers = len(model.attention)
     train_loss = np.empty(n_steps)
-    val_acc = np.empty(cfg.epochs)
+    val_acc = np.full(cfg.epochs, np.nan)
     t0 = time.perf_counter()
     path = Path(workdir) / f"grams_rep{rep}_{int(time.time() * 1e6)}.npy"
-    with GramRecorder(path, n_steps, n_layers, cfg.hidden_dim) as rec:
+    bar = progress_bar(total=n_steps, desc=f"TREC rep {rep}", unit="step", disable=not show_bar)
+    with GramRecorder(path, n_steps, n_layers, cfg.hidden_dim) as rec, bar:
         step = 0
         for epoch in range(cfg.epochs):
             model.train()
             order = tr[rng.permutation(len(tr))]
             for b in _batches(order, cfg.batch_size):
+                if step == n_steps:
+                    break
                 x, m = collate([ids[i] for i in b], [pad_of[i] for i in b])
                 y = torch.as_tensor(labels[b])
                 x, m, y = x.to(device), m.to(device), y.to(device)
@@ -202,6 +208,9 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
                 rec.record(step, G)
                 train_loss[step] = float(loss.detach())
                 step += 1
+                bar.update(1)
+            if step < spe * (epoch + 1):  # max_steps reached inside this epoch
+                break
             model.eval()
             correct = 0
             with torch.no_grad():
@@ -212,11 +221,13 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
             val_acc[epoch] = correct / len(va)
             if not np.isfinite(train_loss[step - spe:step]).all():
                 raise FloatingPointError(f"TREC run {rep}: non-finite training loss in epoch {epoch + 1}")
+            bar.set_postfix(epoch=epoch + 1, val_acc=f"{val_acc[epoch]:.3f}", refresh=False)
             if progress is not None:
                 progress(f"[trec] rep {rep} epoch {epoch + 1}/{cfg.epochs}"
                          f"  loss {train_loss[step - spe:step].mean():.4f}  val acc {val_acc[epoch]:.4f}"
                          f"  {time.perf_counter() - t0:.1f} s")
         wall = time.perf_counter() - t0
         sim = rec.similarity_to_final()
-    return {"similarity": sim, "val_accuracy": val_acc, "train_loss": train_loss, "steps_per_epoch": spe,
-            "wall_s": wall, "n_train": len(tr), "n_val": len(va), "n_steps": n_steps}
+        sim_to = {int(r): rec.similarity_to(int(r)) for r in reference_steps}
+    return {"similarity": sim, "similarity_to": sim_to, "val_accuracy": val_acc, "train_loss": train_loss,
+            "steps_per_epoch": spe, "wall_s": wall, "n_train": len(tr), "n_val": len(va), "n_steps": n_steps}

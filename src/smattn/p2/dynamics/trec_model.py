@@ -7,8 +7,10 @@ Token ids (B, N) -> embedding E (B, N, k) with k = 128, then two attention layer
 linear readout k -> n_classes. By default (as in the authors' runs) padding positions are attended and pooled;
 with ``use_attention_mask=True`` padding keys are excluded from every softmax and from the pooling.
 
-Initialisation (seeded through a ``torch.Generator``): embedding N(0, 1); attention weights N(0, 0.1^2), biases
-0; readout weight and bias U(-1/sqrt(k), 1/sqrt(k)) (PyTorch's default for ``nn.Linear``).
+Initialisation (seeded through a ``torch.Generator``): embedding N(0, 1); attention weights N(0, attn_init_std^2)
+(the config key ``trec_attn_init_std``; the authors' notebook has 0.1, their published curves need a far smaller
+value, see docs/p2_dynamics.md), biases 0; readout weight and bias U(-1/sqrt(k), 1/sqrt(k)) (PyTorch's default for
+``nn.Linear``).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ __all__ = ["TiedAttentionClassifier"]
 
 
 class TiedAttentionClassifier(nn.Module):
-    def __init__(self, vocab_size: int = 30522, embed_dim: int = 128, hidden_dim: int = 64, n_classes: int = 6,
-                 n_layers: int = 2, attn_init_std: float = 0.1, use_attention_mask: bool = False,
+    def __init__(self, *, attn_init_std: float, vocab_size: int = 30522, embed_dim: int = 128, hidden_dim: int = 64,
+                 n_classes: int = 6, n_layers: int = 2, use_attention_mask: bool = False,
                  generator: torch.Generator | None = None):
         super().__init__()
+        if not attn_init_std > 0:
+            raise ValueError(f"TiedAttentionClassifier: attn_init_std must be > 0, got {attn_init_std!r}")
         for name, v in (("vocab_size", vocab_size), ("embed_dim", embed_dim), ("hidden_dim", hidden_dim),
                         ("n_classes", n_classes), ("n_layers", n_layers)):
             if not isinstance(v, int) or v < 1:

@@ -1,0 +1,82 @@
+"""AdamW variants of the TREC experiment: the transformers rule on a hand-computed example, the fused variant."""
+
+import numpy as np
+import pytest
+import torch
+
+from smattn.p2.dynamics.optim import FusedTransformersAdamW, TransformersAdamW, make_adamw
+
+torch.set_num_threads(1)
+
+
+def test_transformers_adamw_two_steps_by_hand():
+    # p0 = 1, gradients 0.5 then -0.25; lr 0.1, betas (0.9, 0.999), eps 1e-3, weight decay 0.1. By hand:
+    # t=1: m = 0.05, v = 2.5e-4, step size 0.1 sqrt(1 - 0.999) / (1 - 0.9) = 0.0316228,
+    #      p = 1 - 0.0316228 * 0.05 / (sqrt(2.5e-4) + 1e-3) = 0.9059483, then p (1 - 0.01) = 0.8968889;
+    # t=2: m = 0.02, v = 3.1225e-4, step size 0.1 sqrt(1 - 0.999^2) / (1 - 0.81) = 0.0235317,
+    #      p = 0.8968889 - 0.0235317 * 0.02 / (sqrt(3.1225e-4) + 1e-3) = 0.8716817, then * 0.99 = 0.8629648.
+    p = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
+    opt = TransformersAdamW([p], lr=0.1, betas=(0.9, 0.999), eps=1e-3, weight_decay=0.1)
+    for g, expected in ((0.5, 0.8968889), (-0.25, 0.8629648)):
+        p.grad = torch.tensor([g], dtype=torch.float64)
+        opt.step()
+        assert float(p.detach()) == pytest.approx(expected, abs=5e-8)
+    st = opt.state[p]
+    assert st["step"] == 2 and float(st["exp_avg"]) == pytest.approx(0.02) and float(st["exp_avg_sq"]) == \
+        pytest.approx(3.1225e-4)
+    # torch's AdamW (decay first, eps on the corrected root) gives another number on the same example
+    q = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
+    topt = torch.optim.AdamW([q], lr=0.1, betas=(0.9, 0.999), eps=1e-3, weight_decay=0.1)
+    for g in (0.5, -0.25):
+        q.grad = torch.tensor([g], dtype=torch.float64)
+        topt.step()
+    assert abs(float(q.detach()) - float(p.detach())) > 1e-3
+
+
+def test_variants_agree_when_eps_is_negligible_and_differ_for_small_gradients():
+    rng = np.random.default_rng(0)
+    grads = [torch.as_tensor(rng.standard_normal(50)) for _ in range(4)]
+
+    def run(variant, scale):
+        p = torch.nn.Parameter(torch.zeros(50, dtype=torch.float64))
+        opt = make_adamw([p], variant, lr=1e-2, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0)
+        for g in grads:
+            p.grad = g * scale
+            opt.step()
+        return p.detach().clone()
+
+    # gradients of order 1 >> eps: the same steps up to ~lr * 32 eps / |g| (each weight moves ~4e-2 here)
+    torch.testing.assert_close(run("torch_adamw", 1.0), run("transformers_adamw", 1.0), rtol=0, atol=2e-5)
+    # gradients of order 1e-6: transformers' effective eps (32 eps at the first step) damps them far more
+    small_t, small_h = run("torch_adamw", 1e-6).abs().mean(), run("transformers_adamw", 1e-6).abs().mean()
+    assert float(small_h) < 0.2 * float(small_t)
+
+
+@pytest.mark.parametrize("wd", [0.0, 0.3])
+def test_fused_transformers_adamw_equals_the_reference(wd):
+    rng = np.random.default_rng(1)
+    p_ref = torch.nn.Parameter(torch.as_tensor(rng.standard_normal((7, 3)), dtype=torch.float32))
+    p_fast = torch.nn.Parameter(p_ref.detach().clone())
+    b_ref = torch.nn.Parameter(torch.zeros(3))
+    b_fast = torch.nn.Parameter(torch.zeros(3))
+    kw = dict(lr=3e-2, betas=(0.8, 0.99), eps=1e-4, weight_decay=wd)
+    ref = TransformersAdamW([p_ref, b_ref], **kw)
+    fast = FusedTransformersAdamW([p_fast, b_fast], **kw)
+    for _ in range(6):
+        g = torch.as_tensor(rng.standard_normal((7, 3)) * 1e-3, dtype=torch.float32)
+        gb = torch.as_tensor(rng.standard_normal(3) * 1e-4, dtype=torch.float32)
+        p_ref.grad, p_fast.grad, b_ref.grad, b_fast.grad = g, g.clone(), gb, gb.clone()
+        ref.step()
+        fast.step()
+    torch.testing.assert_close(p_fast, p_ref, rtol=2e-5, atol=1e-7)
+    torch.testing.assert_close(b_fast, b_ref, rtol=2e-5, atol=1e-7)
+    b_fast.grad = None
+    with pytest.raises(RuntimeError, match="needs a gradient"):
+        fast.step()
+
+
+def test_make_adamw_rejects_unknown_variant():
+    with pytest.raises(ValueError, match="unknown optimiser"):
+        make_adamw([torch.nn.Parameter(torch.zeros(1))], "sgd", 1e-3, (0.9, 0.999), 1e-6, 0.0)
+    with pytest.raises(ValueError, match="eps"):
+        TransformersAdamW([torch.nn.Parameter(torch.zeros(1))], eps=0.0)
