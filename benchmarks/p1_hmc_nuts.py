@@ -50,8 +50,14 @@ def _image_inputs(N, export, theory):
     scale = np.sqrt(ex["x_train"].shape[2] * xi["train"].shape[1])
     heads = tuple(int(h) for h in ex["heads"])
     y_test = ex["y_omniglot"].astype(np.float64)
-    return (xi["train"] * scale, ex["y_train"].astype(np.float64), xi["omniglot"] * scale,
-            Architecture.equal_width(heads, N), T, lambda f: accuracy(f, y_test))
+    return (
+        xi["train"] * scale,
+        ex["y_train"].astype(np.float64),
+        xi["omniglot"] * scale,
+        Architecture.equal_width(heads, N),
+        T,
+        lambda f: accuracy(f, y_test),
+    )
 
 
 def worker(a):
@@ -68,8 +74,12 @@ def worker(a):
         xb, y, xt, arch, T, acc = _hmc_inputs(a.N)
     r = run_nuts(xb, y, xt, arch, T, a.warmup, a.samples, a.chains, a.seed, a.worker_dtype, sampler=a.worker_sampler)
     out = r.summary()
-    out.update(platform=platform, acc=acc(r.mean_predictor), U_diag=np.round(np.diag(r.U_mean), 3).tolist(),
-               U_offdiag_max=float(np.abs(r.U_mean - np.diag(np.diag(r.U_mean))).max()))
+    out.update(
+        platform=platform,
+        acc=acc(r.mean_predictor),
+        U_diag=np.round(np.diag(r.U_mean), 3).tolist(),
+        U_offdiag_max=float(np.abs(r.U_mean - np.diag(np.diag(r.U_mean))).max()),
+    )
     print("RESULT " + json.dumps(out))
 
 
@@ -90,8 +100,18 @@ def main():
     if a.worker_sampler:
         worker(a)
         return
-    common = ["--N", str(a.N), "--warmup", str(a.warmup), "--samples", str(a.samples), "--chains", str(a.chains),
-              "--seed", str(a.seed)]
+    common = [
+        "--N",
+        str(a.N),
+        "--warmup",
+        str(a.warmup),
+        "--samples",
+        str(a.samples),
+        "--chains",
+        str(a.chains),
+        "--seed",
+        str(a.seed),
+    ]
     if a.images_export:
         common += ["--images-export", a.images_export, "--images-theory", a.images_theory]
     task = "images" if a.images_export else "HMC"
@@ -105,15 +125,17 @@ def main():
                 print(f"{sampler} {dtype}: failed\n{res.stderr[-2000:]}")
                 continue
             r = json.loads(line[0][7:])
-            print(f"{sampler:9s} {dtype} ({r['platform']}, {r['chain_method']}): "
-                  f"grads/ESS {r['grads_per_ess']:.0f}, ESS/s (sampling, no compile) {r['ess_per_s_sampling']:.2f}, "
-                  f"compile (sampling loop) {r['seconds_compile_sampling']:.1f} s, warm-up {r['seconds_warmup']:.1f} s, "
-                  f"sampling {r['seconds_sampling']:.1f} s, total {r['seconds']:.1f} s; at max depth "
-                  f"{100 * r['max_depth_fraction']:.1f} %, mean depth {r['mean_tree_depth']:.2f}, mean leapfrog "
-                  f"{r['mean_leapfrog_steps']:.0f}, step size {r['step_size_mean']:.3g}; ESS(U) min "
-                  f"{r['ess_U_min']:.1f}, R-hat(U) max {r['rhat_U_max']:.3f}, ESS(f) min {r['ess_f_min']:.1f}, "
-                  f"divergences {r['divergences']}, accept {r['accept_prob']:.2f}; sampled acc {r['acc']:.3f}, "
-                  f"U diag {r['U_diag']}, |U offdiag| max {r['U_offdiag_max']:.3f}")
+            print(
+                f"{sampler:9s} {dtype} ({r['platform']}, {r['chain_method']}): "
+                f"grads/ESS {r['grads_per_ess']:.0f}, ESS/s (sampling, no compile) {r['ess_per_s_sampling']:.2f}, "
+                f"compile (sampling loop) {r['seconds_compile_sampling']:.1f} s, warm-up {r['seconds_warmup']:.1f} s, "
+                f"sampling {r['seconds_sampling']:.1f} s, total {r['seconds']:.1f} s; at max depth "
+                f"{100 * r['max_depth_fraction']:.1f} %, mean depth {r['mean_tree_depth']:.2f}, mean leapfrog "
+                f"{r['mean_leapfrog_steps']:.0f}, step size {r['step_size_mean']:.3g}; ESS(U) min "
+                f"{r['ess_U_min']:.1f}, R-hat(U) max {r['rhat_U_max']:.3f}, ESS(f) min {r['ess_f_min']:.1f}, "
+                f"divergences {r['divergences']}, accept {r['accept_prob']:.2f}; sampled acc {r['acc']:.3f}, "
+                f"U diag {r['U_diag']}, |U offdiag| max {r['U_offdiag_max']:.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -40,19 +40,36 @@ def main():
     val = validation_tasks(store, 42, a.n_val)
     for spec in a.config:
         L, H, N, G, lr = spec.split(",")
-        cfg = paper_train_config(int(L), int(H), width=int(N), qk_dim=int(G), epochs=1, batch=128, lr=float(lr),
-                                 val_every=a.val_every, n_val=a.n_val, ckpt_every=a.val_every, seed=42,
-                                 max_steps=a.steps, value_init_gain=a.value_init_gain, precision="fp32")
+        cfg = paper_train_config(
+            int(L),
+            int(H),
+            width=int(N),
+            qk_dim=int(G),
+            epochs=1,
+            batch=128,
+            lr=float(lr),
+            val_every=a.val_every,
+            n_val=a.n_val,
+            ckpt_every=a.val_every,
+            seed=42,
+            max_steps=a.steps,
+            value_init_gain=a.value_init_gain,
+            precision="fp32",
+        )
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             ck = train(cfg, sampler, val, Path(tmp) / "state.pt", progress=False)
             secs = time.perf_counter() - t0
         h = ck["history"]
         wall = np.asarray(h["wall_s"])
-        points = [f"{s}:{acc:.3f}@{wall[s - 1] if s else 0:.0f}s" for s, acc in zip(h["val_step"], h["val_acc"],
-                                                                                      strict=True)]
-        print(f"L{L}H{H} N={N} G={G} lr={lr} ({secs:.0f} s, {a.threads} thread(s)): best val "
-              f"{ck['best_val_acc']:.4f} at step {ck['best_step']}; step:acc@time " + " ".join(points), flush=True)
+        points = [
+            f"{s}:{acc:.3f}@{wall[s - 1] if s else 0:.0f}s" for s, acc in zip(h["val_step"], h["val_acc"], strict=True)
+        ]
+        print(
+            f"L{L}H{H} N={N} G={G} lr={lr} ({secs:.0f} s, {a.threads} thread(s)): best val "
+            f"{ck['best_val_acc']:.4f} at step {ck['best_step']}; step:acc@time " + " ".join(points),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

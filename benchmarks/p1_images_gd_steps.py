@@ -30,8 +30,12 @@ from smattn.p1.images.tasks import TaskSampler
 from smattn.p1.images.training import TrainStep, build_model, make_optimizer, paper_train_config
 
 PAPER_STEPS = 41_240
-SIZES = {"laptop L2H4": (2, 4, 64, 32), "paper L2H4": (2, 4, 512, 128),
-         "laptop L3H3": (3, 3, 64, 32), "paper L3H3": (3, 3, 512, 128)}
+SIZES = {
+    "laptop L2H4": (2, 4, 64, 32),
+    "paper L2H4": (2, 4, 512, 128),
+    "laptop L3H3": (3, 3, 64, 32),
+    "paper L3H3": (3, 3, 512, 128),
+}
 
 
 def sync(device):
@@ -127,8 +131,10 @@ def main():
     host = TaskSampler(images, labels, pos)
     t0 = time.perf_counter()
     n_bytes = host.tokens.nbytes  # builds the table
-    print(f"training images: {source}; token table {n_bytes / 1e6:.0f} MB built in "
-          f"{time.perf_counter() - t0:.1f} s", flush=True)
+    print(
+        f"training images: {source}; token table {n_bytes / 1e6:.0f} MB built in {time.perf_counter() - t0:.1f} s",
+        flush=True,
+    )
     devices = [("cpu", ["fp32"])]
     if torch.cuda.is_available() and not a.cpu_only:
         devices.append(("cuda", ["fp32", "tf32", "bf16", "fp16"]))
@@ -149,10 +155,13 @@ def main():
                 peak = gemm_peak(device, cfg.batch * 48, N, H * N, dtype=gemm_dtype, tf32=prec == "tf32")
                 achieved = flops * sps
                 total = PAPER_STEPS / sps
-                print(f"{label} {name} {prec}: {sps:.2f} steps/s, batch building {batch_ms:.2f} ms/step, "
-                      f"{flops / 1e9:.2f} GFLOP/step -> {achieved / 1e9:.1f} GFLOP/s = {100 * achieved / peak:.0f} % "
-                      f"of the value-projection GEMM peak ({peak / 1e9:.1f} GFLOP/s); {PAPER_STEPS} steps in "
-                      f"{total / 3600:.2f} h", flush=True)
+                print(
+                    f"{label} {name} {prec}: {sps:.2f} steps/s, batch building {batch_ms:.2f} ms/step, "
+                    f"{flops / 1e9:.2f} GFLOP/step -> {achieved / 1e9:.1f} GFLOP/s = {100 * achieved / peak:.0f} % "
+                    f"of the value-projection GEMM peak ({peak / 1e9:.1f} GFLOP/s); {PAPER_STEPS} steps in "
+                    f"{total / 3600:.2f} h",
+                    flush=True,
+                )
     if not torch.cuda.is_available():
         print("no GPU visible: GPU figures not measured")
 

@@ -8,6 +8,7 @@ seeds) beside the state evolution's one-step prediction from the same start.
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/p2_gamp_growth.py --d 500 1000 2000 --seeds 6 --iters 3
     PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/p2_gamp_growth.py --d 1000 --seeds 6 --off 0.08 0.63
 """
+
 import argparse
 import time
 
@@ -32,32 +33,57 @@ def main():
     ap.add_argument("--damping", type=float, default=0.8)
     ap.add_argument("--v-reg", type=float, default=1e-3)
     ap.add_argument("--onsager-v-reg", action="store_true", help="Onsager term with C_hat + v_reg I")
-    ap.add_argument("--off", type=float, nargs=2, metavar=("Q11", "C11"), default=None,
-                    help="off-Nishimori start of layer 1: self-overlap Q11 and variance C_hat_11")
+    ap.add_argument(
+        "--off",
+        type=float,
+        nargs=2,
+        metavar=("Q11", "C11"),
+        default=None,
+        help="off-Nishimori start of layer 1: self-overlap Q11 and variance C_hat_11",
+    )
     ap.add_argument("--se-samples", type=int, default=20000)
     a = ap.parse_args()
 
     t0 = time.perf_counter()
     se = se_growth_ratio(a.alpha, a.m1, a.q2, damping=a.damping, v_reg=a.v_reg, n_samples=a.se_samples)
-    print(f"SE one-step ratio from diag({a.m1}, {a.q2}): {se['ratio']:.3f} +- {se['ratio_se']:.3f}; linearised "
-          f"1 - eta + eta alpha K1 = {se['ratio_linear']:.3f} (K1 = {se['K1']:.3f} +- {se['K1_se']:.3f}); "
-          f"alpha R11 = {a.alpha * se['R11']:.4f} [{time.perf_counter() - t0:.0f} s]", flush=True)
+    print(
+        f"SE one-step ratio from diag({a.m1}, {a.q2}): {se['ratio']:.3f} +- {se['ratio_se']:.3f}; linearised "
+        f"1 - eta + eta alpha K1 = {se['ratio_linear']:.3f} (K1 = {se['K1']:.3f} +- {se['K1_se']:.3f}); "
+        f"alpha R11 = {a.alpha * se['R11']:.4f} [{time.perf_counter() - t0:.0f} s]",
+        flush=True,
+    )
     for d in a.d:
         t0 = time.perf_counter()
         kw = {} if a.off is None else dict(self_overlap1=a.off[0], variance1=a.off[1])
-        g = gamp_growth_runs(d, a.alpha, a.m1, a.q2, range(a.seeds), a.iters, damping=a.damping, v_reg=a.v_reg,
-                             onsager_v_reg=a.onsager_v_reg, **kw)
+        g = gamp_growth_runs(
+            d,
+            a.alpha,
+            a.m1,
+            a.q2,
+            range(a.seeds),
+            a.iters,
+            damping=a.damping,
+            v_reg=a.v_reg,
+            onsager_v_reg=a.onsager_v_reg,
+            **kw,
+        )
         wall = time.perf_counter() - t0
-        print(f"d = {d}: {a.seeds} seeds x {a.iters} iterations in {wall:.0f} s "
-              f"({wall / a.seeds / a.iters:.1f} s per iteration)", flush=True)
+        print(
+            f"d = {d}: {a.seeds} seeds x {a.iters} iterations in {wall:.0f} s "
+            f"({wall / a.seeds / a.iters:.1f} s per iteration)",
+            flush=True,
+        )
         for t in range(a.iters):
             r, rs = mean_se(g.ratio[:, t])
             m, ms = mean_se(g.m1[:, t + 1])
             q, _ = mean_se(g.q11[:, t + 1])
             aa, _ = mean_se(g.a11[:, t])
-            print(f"  t={t + 1}: m1(t)/m1(t-1) = {r:.3f} +- {rs:.3f}   m1 = {m:.4f} +- {ms:.4f}   Q11 = {q:.4f}   "
-                  f"A11 = {aa:.4f} (SE alpha R11 at the start {a.alpha * se['R11']:.4f})   "
-                  f"layer-2 cosine {g.m2_cos[:, t + 1].mean():.4f}", flush=True)
+            print(
+                f"  t={t + 1}: m1(t)/m1(t-1) = {r:.3f} +- {rs:.3f}   m1 = {m:.4f} +- {ms:.4f}   Q11 = {q:.4f}   "
+                f"A11 = {aa:.4f} (SE alpha R11 at the start {a.alpha * se['R11']:.4f})   "
+                f"layer-2 cosine {g.m2_cos[:, t + 1].mean():.4f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

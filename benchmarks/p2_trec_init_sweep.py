@@ -73,27 +73,43 @@ def main():
     ids, labels, vocab = load_ids(data)
     t_half = [int(np.median(pub["steps_to_half[layer=1]"])), int(np.median(pub["steps_to_half[layer=2]"]))]
     dS = [float((P[:, t - 1] - P[:, 0]).mean()) for P, t in ((P1, t_half[0]), (P2, t_half[1]))]
-    print(f"published (8 reps): median half-rise steps {t_half}; mean rise at those steps dS = "
-          f"{dS[0]:.3f} / {dS[1]:.3f}; start similarity {pub['start_similarity[layer=1]'].mean():.3f} / "
-          f"{pub['start_similarity[layer=2]'].mean():.3f}; layer-2 flat steps "
-          f"{tm.flat_steps(P2).min()}-{tm.flat_steps(P2).max()}")
+    print(
+        f"published (8 reps): median half-rise steps {t_half}; mean rise at those steps dS = "
+        f"{dS[0]:.3f} / {dS[1]:.3f}; start similarity {pub['start_similarity[layer=1]'].mean():.3f} / "
+        f"{pub['start_similarity[layer=2]'].mean():.3f}; layer-2 flat steps "
+        f"{tm.flat_steps(P2).min()}-{tm.flat_steps(P2).max()}"
+    )
 
     if not args.skip_probes:
         if args.steps < t_half[1]:
             raise SystemExit(f"--steps must reach the published layer-2 half-rise step {t_half[1]}")
-        print(f"\nstage 1: {args.steps} steps x {args.reps} rep(s). theta: necessary condition theta_l(t_l) >= dS_l;"
-              f" start / half / flat2: means over reps, similarity taken to step {args.steps}; band: all four "
-              f"means inside the published min-max bands")
-        print(f"{'init':>7} {'optimizer':>19} {'theta1':>6} {'theta2':>6} {'start1':>6} {'start2':>6} {'half1':>6} "
-              f"{'half2':>6} {'flat2':>6} {'s/rep':>5}  verdict")
+        print(
+            f"\nstage 1: {args.steps} steps x {args.reps} rep(s). theta: necessary condition theta_l(t_l) >= dS_l;"
+            f" start / half / flat2: means over reps, similarity taken to step {args.steps}; band: all four "
+            f"means inside the published min-max bands"
+        )
+        print(
+            f"{'init':>7} {'optimizer':>19} {'theta1':>6} {'theta2':>6} {'start1':>6} {'start2':>6} {'half1':>6} "
+            f"{'half2':>6} {'flat2':>6} {'s/rep':>5}  verdict"
+        )
         for init in [float(v) for v in args.inits.split(",")]:
             for opt in args.optimizers.split(","):
                 cfg = paper_trec_config(attn_init_std=init, optimizer=opt)
                 th, S, t0 = [], [], time.perf_counter()
                 for rep in range(args.reps):
                     with tempfile.TemporaryDirectory() as tmp:
-                        out = train_trec_run(ids, labels, cfg, rep=rep, workdir=tmp, vocab_size=vocab, progress=None,
-                                             show_bar=False, reference_steps=(0,), max_steps=args.steps)
+                        out = train_trec_run(
+                            ids,
+                            labels,
+                            cfg,
+                            rep=rep,
+                            workdir=tmp,
+                            vocab_size=vocab,
+                            progress=None,
+                            show_bar=False,
+                            reference_steps=(0,),
+                            max_steps=args.steps,
+                        )
                     th.append(tm.gram_angle(out["similarity_to"][0]))  # (2, steps)
                     S.append(out["similarity"])
                 th, S = np.stack(th), np.stack(S)  # (reps, 2, steps)
@@ -111,9 +127,12 @@ def main():
                         verdict += f", smallest rank-test p {p_min:.2g}"
                 else:
                     vals, verdict = [np.nan] * 4, "EXCLUDED (theta)" if not possible else "no rise"
-                print(f"{init:7.0e} {opt:>19} {a1:6.3f} {a2:6.3f} {vals[0]:6.3f} {vals[1]:6.3f} {vals[2]:6.1f} "
-                      f"{vals[3]:6.1f} {tm.flat_steps(S[:, 1]).mean():6.1f} "
-                      f"{(time.perf_counter() - t0) / args.reps:5.1f}  {verdict}", flush=True)
+                print(
+                    f"{init:7.0e} {opt:>19} {a1:6.3f} {a2:6.3f} {vals[0]:6.3f} {vals[1]:6.3f} {vals[2]:6.1f} "
+                    f"{vals[3]:6.1f} {tm.flat_steps(S[:, 1]).mean():6.1f} "
+                    f"{(time.perf_counter() - t0) / args.reps:5.1f}  {verdict}",
+                    flush=True,
+                )
 
     for spec in [s for s in args.full.split(",") if s]:
         init, opt = spec.split(":")
@@ -122,10 +141,15 @@ def main():
         runs, t0 = [], time.perf_counter()
         for rep in range(args.full_reps):
             with tempfile.TemporaryDirectory() as tmp:
-                runs.append(train_trec_run(ids, labels, cfg, rep=rep, workdir=tmp, vocab_size=vocab, progress=None,
-                                           reference_steps=refs))
-        print(f"\nstage 2: init {float(init):.0e}, {opt}, {args.full_reps} rep(s) x {runs[0]['n_steps']} steps "
-              f"({(time.perf_counter() - t0) / 60:.1f} min)")
+                runs.append(
+                    train_trec_run(
+                        ids, labels, cfg, rep=rep, workdir=tmp, vocab_size=vocab, progress=None, reference_steps=refs
+                    )
+                )
+        print(
+            f"\nstage 2: init {float(init):.0e}, {opt}, {args.full_reps} rep(s) x {runs[0]['n_steps']} steps "
+            f"({(time.perf_counter() - t0) / 60:.1f} min)"
+        )
         S = np.stack([r["similarity"] for r in runs])  # (reps, 2, steps)
         ours = tm.summarise(S[:, 0], S[:, 1])
         verdicts = []
@@ -133,8 +157,10 @@ def main():
             ok, note = tm.band_verdict(ours[q], pub[q])
             verdicts.append(ok)
             print(f"  {q:28s} ours {np.round(ours[q], 4)}  {note}  {'inside' if ok else 'OUTSIDE'}")
-        print(f"  layer-2 flat steps ours {tm.flat_steps(S[:, 1])}, published {tm.flat_steps(P2)}; "
-              f"max |S2 - S2(1)| over 40 steps ours {tm.max_change(S[:, 1], 40)}")
+        print(
+            f"  layer-2 flat steps ours {tm.flat_steps(S[:, 1])}, published {tm.flat_steps(P2)}; "
+            f"max |S2 - S2(1)| over 40 steps ours {tm.max_change(S[:, 1], 40)}"
+        )
         for r in refs:
             Sr = np.stack([run["similarity_to"][r][:, : r + 1] for run in runs])
             q = tm.summarise(Sr[:, 0], Sr[:, 1])

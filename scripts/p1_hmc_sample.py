@@ -32,11 +32,28 @@ def main(io):
     xb = attentioned_inputs_from_heads(train.x, heads, "last") * scale
     xbt = attentioned_inputs_from_heads(test.x, heads, "last") * scale
     arch = Architecture.equal_width((len(spec["layer1"]), len(spec["layer2"])), N)
-    res = run_nuts(xb, train.y, xbt, arch, float(p.temperature), nuts["warmup"], nuts["samples"], nuts["chains"],
-                   nuts["seed"], nuts["dtype"], sampler=p.sampler)
+    res = run_nuts(
+        xb,
+        train.y,
+        xbt,
+        arch,
+        float(p.temperature),
+        nuts["warmup"],
+        nuts["samples"],
+        nuts["chains"],
+        nuts["seed"],
+        nuts["dtype"],
+        sampler=p.sampler,
+    )
     acc = accuracy(res.mean_predictor, test.y)
-    out = {"variant": variant, "N": N, "acc": acc, **{k: nuts[k] for k in ("warmup", "samples", "seed")},
-           "platform": platform, **res.record()}
+    out = {
+        "variant": variant,
+        "N": N,
+        "acc": acc,
+        **{k: nuts[k] for k in ("warmup", "samples", "seed")},
+        "platform": platform,
+        **res.record(),
+    }
     print(f"{variant} N={N}: sampled acc {acc:.3f}, {res.summary()}")
     for w in res.warnings():
         print(w)

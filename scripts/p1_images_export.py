@@ -34,9 +34,18 @@ def main(io):
     with atomic_path(io.output.export) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **ex)
-    write_json(io.output.gd_eval, {"model": model_name, "accuracy": accs, "best_val_acc": float(ck["best_val_acc"]),
-                                   "best_step": int(ck["best_step"]), "steps": int(ck["step"]),
-                                   "hparams": ck["hparams"], "U_gd": ex["U_gd"].tolist()})
+    write_json(
+        io.output.gd_eval,
+        {
+            "model": model_name,
+            "accuracy": accs,
+            "best_val_acc": float(ck["best_val_acc"]),
+            "best_step": int(ck["best_step"]),
+            "steps": int(ck["step"]),
+            "hparams": ck["hparams"],
+            "U_gd": ex["U_gd"].tolist(),
+        },
+    )
     m = {f"p1.img.gd_acc[model={model_name}][set={s}]": v["acc"] for s, v in accs.items()}
     with open(io.input.train_summary) as fh:
         tr = json.load(fh)  # the training loop's own timing on this run's device

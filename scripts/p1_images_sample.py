@@ -35,16 +35,34 @@ def main(io):
     scale = np.sqrt(D * Htot)  # un-normalised path-attended inputs sum_s abar(s) x_s (sigma_0 = 1)
     xb = xi["train"] * scale
     xt = np.concatenate([xi[s] for s in TEST_SETS]) * scale
-    res = run_nuts(xb, ex["y_train"].astype(np.float64), xt, Architecture.equal_width(heads, N), T, nuts["warmup"],
-                   nuts["samples"], nuts["chains"], nuts["seed"], nuts["dtype"], sampler=p.sampler)
+    res = run_nuts(
+        xb,
+        ex["y_train"].astype(np.float64),
+        xt,
+        Architecture.equal_width(heads, N),
+        T,
+        nuts["warmup"],
+        nuts["samples"],
+        nuts["chains"],
+        nuts["seed"],
+        nuts["dtype"],
+        sampler=p.sampler,
+    )
     f = res.mean_predictor
     acc, off = {}, 0
     for s in TEST_SETS:
         n = len(ex[f"y_{s}"])
-        acc[s] = accuracy(f[off:off + n], ex[f"y_{s}"].astype(np.float64))
+        acc[s] = accuracy(f[off : off + n], ex[f"y_{s}"].astype(np.float64))
         off += n
-    out = {"model": io.wildcards.model, "N": N, "T": T, "acc": acc,
-           **{k: nuts[k] for k in ("warmup", "samples", "seed")}, "platform": platform, **res.record()}
+    out = {
+        "model": io.wildcards.model,
+        "N": N,
+        "T": T,
+        "acc": acc,
+        **{k: nuts[k] for k in ("warmup", "samples", "seed")},
+        "platform": platform,
+        **res.record(),
+    }
     print(f"N={N}, T={T}: sampled acc {acc}; {res.summary()}")
     for w in res.warnings():
         print(w)

@@ -23,18 +23,33 @@ def main(io):
     from smattn.p1.images.training import TrainConfig, state_key, train
 
     p = io.params
-    cfg = TrainConfig(n_layers=int(p.n_layers), n_heads=int(p.n_heads), width=int(p.width), qk_dim=int(p.qk_dim),
-                      epochs=int(p.epochs), tasks_per_epoch=int(p.tasks_per_epoch), batch=int(p.batch), lr=float(p.lr),
-                      weight_decay=float(p.weight_decay), val_every=int(p.val_every), n_val=int(p.n_val),
-                      ckpt_every=int(p.ckpt_every), seed=int(p.seed),
-                      max_steps=None if p.max_steps is None else int(p.max_steps),
-                      value_init_gain=float(p.value_init_gain), precision=str(p.precision),
-                      compile=bool(p.compile))
+    cfg = TrainConfig(
+        n_layers=int(p.n_layers),
+        n_heads=int(p.n_heads),
+        width=int(p.width),
+        qk_dim=int(p.qk_dim),
+        epochs=int(p.epochs),
+        tasks_per_epoch=int(p.tasks_per_epoch),
+        batch=int(p.batch),
+        lr=float(p.lr),
+        weight_decay=float(p.weight_decay),
+        val_every=int(p.val_every),
+        n_val=int(p.n_val),
+        ckpt_every=int(p.ckpt_every),
+        seed=int(p.seed),
+        max_steps=None if p.max_steps is None else int(p.max_steps),
+        value_init_gain=float(p.value_init_gain),
+        precision=str(p.precision),
+        compile=bool(p.compile),
+    )
     device = torch_device()
     print(f"device {device}; config {json.dumps(cfg.__dict__)}; total steps {cfg.total_steps}", flush=True)
     if device.type == "cpu" and cfg.precision == "fp16":
-        print("warning: fp16 autocast on a CPU is emulated (several times slower than fp32); set "
-              "p1_images.gd_precision to fp32 or bf16 for a CPU run", flush=True)
+        print(
+            "warning: fp16 autocast on a CPU is emulated (several times slower than fp32); set "
+            "p1_images.gd_precision to fp32 or bf16 for a CPU run",
+            flush=True,
+        )
     store = load_store(io.input.store)
     labels, pos = sequence_context(cfg.seed)
     sampler = TaskSampler(store["train_images"], labels, pos)
@@ -42,8 +57,11 @@ def main(io):
     # other settings, other input data or another package version never share a state
     data_sha = sha256_file(io.input.store)
     state = Path(p.state_dir) / f"train_state_{state_key(cfg, data_sha, smattn.__version__)}.pt"
-    print(f"resumable state: {state} ({'found' if state.exists() else 'new'}; data sha256 {data_sha[:12]}, smattn "
-          f"{smattn.__version__})", flush=True)
+    print(
+        f"resumable state: {state} ({'found' if state.exists() else 'new'}; data sha256 {data_sha[:12]}, smattn "
+        f"{smattn.__version__})",
+        flush=True,
+    )
     ck = train(cfg, sampler, val, state, device=device, progress=True, reuse_finished=bool(p.reuse_finished))
     h = ck["history"]
     keep = {k: ck[k] for k in ("hparams", "step", "best_model", "best_val_acc", "best_step", "history", "config")}
@@ -51,16 +69,27 @@ def main(io):
         torch.save(keep, tmp)
     steps_run, secs = sum(h["session_steps"]), sum(h["session_seconds"])
     batch_secs = sum(h.get("session_batch_seconds", []))
-    write_json(io.output.summary, {
-        "model": io.wildcards.model, "device": str(device), "steps": int(ck["step"]),
-        "best_val_acc": float(ck["best_val_acc"]), "best_step": int(ck["best_step"]),
-        "val_steps": h["val_step"], "val_acc": h["val_acc"],
-        "final_loss_mean_last_100": float(sum(h["loss"][-100:]) / max(1, len(h["loss"][-100:]))),
-        "n_trainable": sum(v.numel() for v in ck["best_model"].values()),
-        "train_seconds": secs, "steps_per_second": steps_run / secs if secs > 0 else None,
-        "batch_ms_per_step": 1e3 * batch_secs / steps_run if steps_run > 0 else None,
-        "data_sha256": data_sha, "smattn_version": smattn.__version__,
-        "sessions": len(h["session_steps"]), "config": cfg.__dict__})
+    write_json(
+        io.output.summary,
+        {
+            "model": io.wildcards.model,
+            "device": str(device),
+            "steps": int(ck["step"]),
+            "best_val_acc": float(ck["best_val_acc"]),
+            "best_step": int(ck["best_step"]),
+            "val_steps": h["val_step"],
+            "val_acc": h["val_acc"],
+            "final_loss_mean_last_100": float(sum(h["loss"][-100:]) / max(1, len(h["loss"][-100:]))),
+            "n_trainable": sum(v.numel() for v in ck["best_model"].values()),
+            "train_seconds": secs,
+            "steps_per_second": steps_run / secs if secs > 0 else None,
+            "batch_ms_per_step": 1e3 * batch_secs / steps_run if steps_run > 0 else None,
+            "data_sha256": data_sha,
+            "smattn_version": smattn.__version__,
+            "sessions": len(h["session_steps"]),
+            "config": cfg.__dict__,
+        },
+    )
 
 
 if __name__ == "__main__":

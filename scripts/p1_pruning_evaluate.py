@@ -61,8 +61,10 @@ def main(io):
     for k in range(1, len(ev.steps)):
         for s in sets:
             lo, hi = ev.theory_ci[k][s]
-            print(f"k = {k} ({' '.join(result['cumulative']['pruned'][k])}), {s}: drop {ev.drop_cumulative(k, s):+.4f}"
-                  f" [{lo:+.4f}, {hi:+.4f}]: {drop_verdict(lo, hi)}")
+            print(
+                f"k = {k} ({' '.join(result['cumulative']['pruned'][k])}), {s}: drop {ev.drop_cumulative(k, s):+.4f}"
+                f" [{lo:+.4f}, {hi:+.4f}]: {drop_verdict(lo, hi)}"
+            )
 
 
 if __name__ == "__main__":

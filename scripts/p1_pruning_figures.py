@@ -16,8 +16,10 @@ SCORE_COLUMNS = ["head", "score", "score_diagonal", "drop_points", "drop_ci_low_
 
 def score_rows(r, drops):
     """CSV rows of the single-head panel: head, scores, ID drop and its interval (points)."""
-    return [[h, r["score"][h], r["score_diagonal"][h], d] + [100 * e for e in r["single_drop_ci"][h]["omniglot"]]
-            for h, d in zip(r["order"], drops, strict=True)]
+    return [
+        [h, r["score"][h], r["score_diagonal"][h], d] + [100 * e for e in r["single_drop_ci"][h]["omniglot"]]
+        for h, d in zip(r["order"], drops, strict=True)
+    ]
 
 
 def scores_panel(ax, r, show_authors):
@@ -33,11 +35,24 @@ def scores_panel(ax, r, show_authors):
     ax2 = ax.twinx()
     level = round(100 * r["bootstrap"]["level"])
     ax2.bar(xs + 0.2, drops, 0.4, color="tab:red", label=f"accuracy drop (ours, {level} % interval)")
-    ax2.errorbar(xs + 0.2, drops, yerr=np.maximum(0, [drops - ci[:, 0], ci[:, 1] - drops]), fmt="none",
-                 ecolor="k", elinewidth=1, capsize=2)
+    ax2.errorbar(
+        xs + 0.2,
+        drops,
+        yerr=np.maximum(0, [drops - ci[:, 0], ci[:, 1] - drops]),
+        fmt="none",
+        ecolor="k",
+        elinewidth=1,
+        capsize=2,
+    )
     if show_authors:
-        ax2.plot(xs + 0.2, P1_PRUNING_DROPS_POINTS, "k_", ms=14, mew=2,
-                 label=f"authors' drop (base {P1_PRUNING_BASE_ACCURACY_PERCENT} %)")
+        ax2.plot(
+            xs + 0.2,
+            P1_PRUNING_DROPS_POINTS,
+            "k_",
+            ms=14,
+            mew=2,
+            label=f"authors' drop (base {P1_PRUNING_BASE_ACCURACY_PERCENT} %)",
+        )
     ax2.set_ylabel("ID accuracy drop (points)", color="tab:red")
     lo = min(0.0, ci[:, 0].min() - 0.5)
     ax2.set_ylim(lo, max(ci[:, 1].max(), max(P1_PRUNING_DROPS_POINTS) if show_authors else 0) * 1.15 + 0.5)
@@ -55,14 +70,28 @@ def cumulative_panel(ax, r):
         acc = np.array([100 * a[s] for a in c["theory"]])
         drop = 100 * r["base"][s] - acc
         ci = 100 * np.array([d[s] for d in c["theory_drop_ci"]])  # [k, (low, high)] of the drop, points
-        ax.errorbar(k, acc, yerr=np.maximum(0, [ci[:, 1] - drop, drop - ci[:, 0]]), fmt="o-", color=colour,
-                    capsize=2, label=f"{lab}, theory order")
-        ax.plot(k, [100 * a[s] for a in c["diagonal"]], "s:", color=colour, ms=4, alpha=0.8,
-                label=f"{lab}, diag(U) order")
+        ax.errorbar(
+            k,
+            acc,
+            yerr=np.maximum(0, [ci[:, 1] - drop, drop - ci[:, 0]]),
+            fmt="o-",
+            color=colour,
+            capsize=2,
+            label=f"{lab}, theory order",
+        )
+        ax.plot(
+            k, [100 * a[s] for a in c["diagonal"]], "s:", color=colour, ms=4, alpha=0.8, label=f"{lab}, diag(U) order"
+        )
         mu, sd = 100 * np.array(c["random_mean"][s]), 100 * np.array(c["random_std"][s])
         ax.plot(k, mu, "--", color=colour, lw=1)
-        ax.fill_between(k, mu - sd, mu + sd, color=colour, alpha=0.15,
-                        label=f"{lab}, random orders (mean ± std of {c['random_orders']})")
+        ax.fill_between(
+            k,
+            mu - sd,
+            mu + sd,
+            color=colour,
+            alpha=0.15,
+            label=f"{lab}, random orders (mean ± std of {c['random_orders']})",
+        )
     ax.set_xlabel("number of pruned heads k (lowest score first)")
     ax.set_ylabel("accuracy (%)")
     ax.set_xticks(k)
@@ -104,16 +133,20 @@ def main(io):
             cumulative_csv = io.output.fig7_csv
             write_csv(io.output.fig7_scores_csv, SCORE_COLUMNS, score_rows(r, drops))
         c = r["cumulative"]
-        write_csv(cumulative_csv,
-                  ["k", "pruned", "params_removed_fraction"]
-                  + [f"{o}_{s}" for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
-                  + [f"random_{m}_{s}" for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
-                  + [f"theory_drop_ci_{e}_{s}" for e in ("low", "high") for s in ("omniglot", "mnist", "fashion")],
-                  [[k, " ".join(c["pruned"][k]), c["params_removed_fraction"][k]]
-                   + [c[o][k][s] for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
-                   + [c[f"random_{m}"][s][k] for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
-                   + [c["theory_drop_ci"][k][s][e] for e in (0, 1) for s in ("omniglot", "mnist", "fashion")]
-                   for k in c["k"]])
+        write_csv(
+            cumulative_csv,
+            ["k", "pruned", "params_removed_fraction"]
+            + [f"{o}_{s}" for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
+            + [f"random_{m}_{s}" for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
+            + [f"theory_drop_ci_{e}_{s}" for e in ("low", "high") for s in ("omniglot", "mnist", "fashion")],
+            [
+                [k, " ".join(c["pruned"][k]), c["params_removed_fraction"][k]]
+                + [c[o][k][s] for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
+                + [c[f"random_{m}"][s][k] for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
+                + [c["theory_drop_ci"][k][s][e] for e in (0, 1) for s in ("omniglot", "mnist", "fashion")]
+                for k in c["k"]
+            ],
+        )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,12 @@ def main(io):
     heads = tuple(int(h) for h in export["heads"])
     xi = attentioned_inputs_from_heads(x, heads_from_export(export), "mean")
     prob = ActionProblem(Architecture.equal_width(heads, float(p.N)), PathGram(xi), y, float(p.T))
-    res = minimise_action_bfgs(prob, tol=float(p.tol), max_steps=int(p.max_steps),
-                               desc=f"theory U of {io.wildcards.model} (BFGS, stops at g_max < {p.tol:g})")
+    res = minimise_action_bfgs(
+        prob,
+        tol=float(p.tol),
+        max_steps=int(p.max_steps),
+        desc=f"theory U of {io.wildcards.model} (BFGS, stops at g_max < {p.tol:g})",
+    )
     summary = res.summary()
     print(f"heads {heads}, P = {P}, N = {p.N}, T = {p.T}: {summary}")
     if not res.converged:

@@ -37,8 +37,7 @@ def main(io):
             ax2.plot(t, cos[r, :, k], color=col, lw=0.6, alpha=0.4, marker=".", ms=2)
         ax.plot(t, C[:, :, k].mean(0), color=col, lw=1.8, label=f"layer {k + 1} (ours, mean)")
         ax2.plot(t, cos[:, :, k].mean(0), color=col, lw=1.8, label=f"layer {k + 1} (ours, mean)")
-        ax.plot(tr, Cref[:, k], color=dcol, lw=1.0, ls="--", marker="x", ms=3,
-                label=f"layer {k + 1} (authors, d=1000)")
+        ax.plot(tr, Cref[:, k], color=dcol, lw=1.0, ls="--", marker="x", ms=3, label=f"layer {k + 1} (authors, d=1000)")
     for a in (ax, ax2):
         a.set_xscale("log")
         a.set_xlabel("GAMP iteration")
@@ -51,8 +50,16 @@ def main(io):
             ax.plot([lo, hi], [y, y], color=col, lw=2.5, solid_capstyle="butt")
             ax.plot([med], [y], color=col, marker="|", ms=8, mew=1.5)
         ax.plot(it[learned], np.full(learned.sum(), y), color=col, ls="none", marker=".", ms=3)
-        ax.text(0.99, y, f"layer {k + 1} learned in {learned.sum()}/{learned.size} runs", fontsize=5.5,
-                va="center", ha="right", color=col, transform=ax.get_yaxis_transform())
+        ax.text(
+            0.99,
+            y,
+            f"layer {k + 1} learned in {learned.sum()}/{learned.size} runs",
+            fontsize=5.5,
+            va="center",
+            ha="right",
+            color=col,
+            transform=ax.get_yaxis_transform(),
+        )
     ax.set_ylim(-0.03, top + 0.5)
     ax2.set_ylim(-0.03, 1.1)
     ax.set_ylabel(r"$|M_{kk}|/\sqrt{Q_{kk}}$")
@@ -64,9 +71,13 @@ def main(io):
     save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
-    header = ["iteration"] + [f"C{k + 1}_mean" for k in range(2)] + [f"cos{k + 1}_mean" for k in range(2)] + \
-             [f"C{k + 1}_run{r}" for k in range(2) for r in range(C.shape[0])] + \
-             ["test_error_mean", "ref_C1", "ref_C2"]
+    header = (
+        ["iteration"]
+        + [f"C{k + 1}_mean" for k in range(2)]
+        + [f"cos{k + 1}_mean" for k in range(2)]
+        + [f"C{k + 1}_run{r}" for k in range(2) for r in range(C.shape[0])]
+        + ["test_error_mean", "ref_C1", "ref_C2"]
+    )
     err = np.stack([r["test_error"] for r in runs])
     rows = []
     for i in range(max(C.shape[1], Cref.shape[0])):
@@ -95,10 +106,12 @@ def main(io):
         metrics[f"p2.gamp_iter.first_half_q3[layer={k + 1}]"] = float(q3)
         metrics[f"p2.gamp_iter.final_similarity[layer={k + 1}]"] = float(C[:, -1, k].mean())
         metrics[f"p2.gamp_iter.final_cosine[layer={k + 1}]"] = float(cos[:, -1, k].mean())
-        print(f"layer {k + 1}: half-crossing iterations {it} (median {med:g}, quartiles {q1:g}-{q3:g}, "
-              f"{learned.sum()}/{learned.size} learned within {C.shape[1]}); authors {itr}; "
-              f"final |M|/sqrt(Q) {C[:, -1, k]} (authors {Cref[-1, k]:.4f}); final cosine {cos[:, -1, k]}",
-              flush=True)
+        print(
+            f"layer {k + 1}: half-crossing iterations {it} (median {med:g}, quartiles {q1:g}-{q3:g}, "
+            f"{learned.sum()}/{learned.size} learned within {C.shape[1]}); authors {itr}; "
+            f"final |M|/sqrt(Q) {C[:, -1, k]} (authors {Cref[-1, k]:.4f}); final cosine {cos[:, -1, k]}",
+            flush=True,
+        )
     metrics["p2.gamp_iter.final_test_error"] = float(err[:, -1].mean())
     metrics["p2.gamp_iter.wall_s_per_run"] = float(np.mean([float(r["wall_s"]) for r in runs]))
     write_metrics(io.output.metrics, metrics)

@@ -32,8 +32,14 @@ def main(io):
     fig, (ax, axa) = plt.subplots(1, 2, figsize=(6.6, 3.1), gridspec_kw={"width_ratios": [2.2, 1]})
     for layer, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):
         ax.fill_between(steps_ref, ref[layer].min(0), ref[layer].max(0), color=dcol, alpha=0.12, lw=0)
-        ax.plot(steps_ref, ref[layer].mean(0), color=dcol, lw=1.2, ls="--",
-                label=f"layer {layer + 1}, authors (mean, range)")
+        ax.plot(
+            steps_ref,
+            ref[layer].mean(0),
+            color=dcol,
+            lw=1.2,
+            ls="--",
+            label=f"layer {layer + 1}, authors (mean, range)",
+        )
         for r in range(S.shape[1]):
             ax.plot(steps, S[layer, r], color=col, lw=0.5, alpha=0.35)
         ax.plot(steps, S[layer].mean(0), color=col, lw=2.0, label=f"layer {layer + 1}, ours (mean)")
@@ -45,8 +51,11 @@ def main(io):
     ax.set_ylabel(r"$\mathcal{S}_\ell(t)$: similarity of $W_\ell W_\ell^\top$ to final")
     mask_txt = "mask used" if cfg["use_attention_mask"] else "padding attended"
     opt_txt = {"torch_adamw": "torch AdamW", "transformers_adamw": "transformers AdamW"}[cfg["optimizer"]]
-    fig.suptitle(f"TREC, {S.shape[1]} runs, attention init std {cfg['attn_init_std']:g}, {opt_txt}, "
-                 f"lr={cfg['lr']:g}, {mask_txt}", fontsize=8)
+    fig.suptitle(
+        f"TREC, {S.shape[1]} runs, attention init std {cfg['attn_init_std']:g}, {opt_txt}, "
+        f"lr={cfg['lr']:g}, {mask_txt}",
+        fontsize=8,
+    )
     ax.set_ylim(0, 1.03)
     ax.set_xlim(1, max(S.shape[-1], ref.shape[-1]))
     ax.legend(fontsize=5.5, loc="center right", bbox_to_anchor=(1.0, 0.42), frameon=False)
@@ -63,8 +72,12 @@ def main(io):
 
     n = S.shape[-1]
     step_idx = log_spaced_indices(n, 1500)
-    header = ["step", "epoch"] + [f"S{l + 1}_mean" for l in range(2)] + \
-             [f"S{l + 1}_run{r}" for l in range(2) for r in range(S.shape[1])] + ["ref_S1_mean", "ref_S2_mean"]
+    header = (
+        ["step", "epoch"]
+        + [f"S{l + 1}_mean" for l in range(2)]
+        + [f"S{l + 1}_run{r}" for l in range(2) for r in range(S.shape[1])]
+        + ["ref_S1_mean", "ref_S2_mean"]
+    )
     rows = []
     for i in step_idx:
         row = [int(i) + 1, (i + 1) / spe, S[0, :, i].mean(), S[1, :, i].mean()]
@@ -72,8 +85,11 @@ def main(io):
         row += [ref[0, :, i].mean(), ref[1, :, i].mean()] if i < ref.shape[-1] else ["", ""]
         rows.append(row)
     write_csv(io.output.csv, header, rows)
-    write_csv(io.output.accuracy_csv, ["epoch"] + [f"run{r}" for r in range(acc.shape[0])] + ["mean"],
-              [[int(e)] + list(acc[:, e - 1]) + [acc[:, e - 1].mean()] for e in ep])
+    write_csv(
+        io.output.accuracy_csv,
+        ["epoch"] + [f"run{r}" for r in range(acc.shape[0])] + ["mean"],
+        [[int(e)] + list(acc[:, e - 1]) + [acc[:, e - 1].mean()] for e in ep],
+    )
 
     ours = tm.summarise(S[0], S[1])
     pub = tm.summarise(ref[0], ref[1])
@@ -83,15 +99,21 @@ def main(io):
         metrics[f"p2.trec.{q}"] = float(ours[q].mean())
         if S.shape[1] >= 2:
             metrics[f"p2.trec.{name}_sd[{layer}"] = float(ours[q].std(ddof=1))
-        print(f"{q}: ours {np.round(ours[q], 4)} (mean {ours[q].mean():.4g}); authors mean {pub[q].mean():.4g}, "
-              f"range {pub[q].min():.4g}-{pub[q].max():.4g}", flush=True)
+        print(
+            f"{q}: ours {np.round(ours[q], 4)} (mean {ours[q].mean():.4g}); authors mean {pub[q].mean():.4g}, "
+            f"range {pub[q].min():.4g}-{pub[q].max():.4g}",
+            flush=True,
+        )
     for layer in range(2):
         metrics[f"p2.trec.epochs_to_half[layer={layer + 1}]"] = float((tm.half_rise_steps(S[layer]) / spe).mean())
     n40 = min(40, n)
     metrics["p2.trec.layer2_max_change[steps=40]"] = float(tm.max_change(S[1], n40).max())
-    print(f"layer 2: max |S2(t) - S2(1)| over the first {n40} steps {tm.max_change(S[1], n40)} "
-          f"(authors over 40: max {tm.max_change(ref[1], 40).max():.2g}); flat steps ours {tm.flat_steps(S[1])}, "
-          f"authors {tm.flat_steps(ref[1])}", flush=True)
+    print(
+        f"layer 2: max |S2(t) - S2(1)| over the first {n40} steps {tm.max_change(S[1], n40)} "
+        f"(authors over 40: max {tm.max_change(ref[1], 40).max():.2g}); flat steps ours {tm.flat_steps(S[1])}, "
+        f"authors {tm.flat_steps(ref[1])}",
+        flush=True,
+    )
     metrics["p2.trec.val_accuracy"] = float(acc[:, -1].mean())
     metrics["p2.trec.steps_per_s"] = float(np.mean([S.shape[-1] / float(r["wall_s"]) for r in runs]))
     write_metrics(io.output.metrics, metrics)

@@ -33,7 +33,7 @@ def main(io):
     ref_e1 = read_csv(io.input.ref_err_one)
     ref_eamp = read_csv(io.input.ref_err_amp)
     a_last = r["alpha_last"]
-    a_first = r["alpha_first"] if r["alpha_first"] is not None else 1.6   # no first-layer onset on the grid
+    a_first = r["alpha_first"] if r["alpha_first"] is not None else 1.6  # no first-layer onset on the grid
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.478, 3.1))
     ax.axvspan(0, a_last, color="grey", alpha=0.1)
@@ -47,10 +47,24 @@ def main(io):
         mark_unconverged(ax, al, q, r["converged"])
     ax.plot(ref_q["alpha"], ref_q["Q11"], color=BLUE, lw=0.7, ls="--", label="authors' SE")
     ax.plot(ref_q["alpha"], ref_q["Q22"], color=RED, lw=0.7, ls="--")
-    ax.errorbar(g_alpha, [m.mean() for m in g_m11], yerr=[m.std() for m in g_m11], fmt="x", color=DBLUE, ms=4,
-                label=f"GAMP $|M_{{11}}|$ (d={int(gamp[0]['d'])})")
-    ax.errorbar(g_alpha, [m.mean() for m in g_m22], yerr=[m.std() for m in g_m22], fmt="x", color=DRED, ms=4,
-                label=r"GAMP $|M_{22}|$")
+    ax.errorbar(
+        g_alpha,
+        [m.mean() for m in g_m11],
+        yerr=[m.std() for m in g_m11],
+        fmt="x",
+        color=DBLUE,
+        ms=4,
+        label=f"GAMP $|M_{{11}}|$ (d={int(gamp[0]['d'])})",
+    )
+    ax.errorbar(
+        g_alpha,
+        [m.mean() for m in g_m22],
+        yerr=[m.std() for m in g_m22],
+        fmt="x",
+        color=DRED,
+        ms=4,
+        label=r"GAMP $|M_{22}|$",
+    )
     ax.plot(ref_amp["alpha"], ref_amp["Q11_mean"], "+", color="grey", ms=3, label="authors' GAMP")
     ax.plot(ref_amp["alpha"], ref_amp["Q22_mean"], "+", color="grey", ms=3)
     ax.set_xlim(0, 1.6)
@@ -62,12 +76,19 @@ def main(io):
     ax.set_title(rf"$c={r['params']['skip_c']:g}$: $\alpha_{{last}}={a_last:.3f}$, $\alpha_{{first}}={a_first:.3f}$")
 
     ax2.errorbar(al, r["error_bo"], yerr=r["error_bo_se"], color="k", label="Bayes-optimal (Eq. 11)")
-    ax2.errorbar(al, r["error_plugin"], yerr=r["error_plugin_se"], color="k", ls="-.", lw=0.9,
-                 label="plug-in, full")
-    ax2.errorbar(al, r["error_one_layer"], yerr=r["error_one_layer_se"], color="grey", ls="--",
-                 label="plug-in, last layer only")
-    ax2.errorbar(g_alpha, [e.mean() for e in g_err], yerr=[e.std() for e in g_err], fmt="x", color="k", ms=4,
-                 label="GAMP plug-in")
+    ax2.errorbar(al, r["error_plugin"], yerr=r["error_plugin_se"], color="k", ls="-.", lw=0.9, label="plug-in, full")
+    ax2.errorbar(
+        al, r["error_one_layer"], yerr=r["error_one_layer_se"], color="grey", ls="--", label="plug-in, last layer only"
+    )
+    ax2.errorbar(
+        g_alpha,
+        [e.mean() for e in g_err],
+        yerr=[e.std() for e in g_err],
+        fmt="x",
+        color="k",
+        ms=4,
+        label="GAMP plug-in",
+    )
     ax2.plot(ref_e["alpha"], ref_e["gen_error"], color="C1", lw=0.7, ls="--", label="authors' plug-in")
     ax2.plot(ref_e1["alpha"], ref_e1["gen_error"], color="C1", lw=0.7, ls=":", label="authors' one-layer")
     ax2.plot(ref_eamp["alpha"], ref_eamp["gen_error_mean"], "+", color="C1", ms=3, label="authors' GAMP")
@@ -80,16 +101,20 @@ def main(io):
     fig.subplots_adjust(bottom=0.4)
     save_figure(fig, io.output.png, io.output.pdf)
 
-    rows = (long_rows("Q11_se", al, q11) + long_rows("Q22_se", al, q22)
-            + long_rows("error_bo", al, r["error_bo"], r["error_bo_se"])
-            + long_rows("error_plugin", al, r["error_plugin"], r["error_plugin_se"])
-            + long_rows("error_plugin_one_layer", al, r["error_one_layer"], r["error_one_layer_se"])
-            + long_rows("gamp_abs_M11", g_alpha, [m.mean() for m in g_m11], [m.std() for m in g_m11])
-            + long_rows("gamp_abs_M22", g_alpha, [m.mean() for m in g_m22], [m.std() for m in g_m22])
-            + long_rows("gamp_plugin_error", g_alpha, [e.mean() for e in g_err], [e.std() for e in g_err])
-            + [("alpha_last", a_last, 0.0, r["alpha_last_se"]),
-               ("alpha_first", a_first, r["q2_at_first"] if r["q2_at_first"] is not None else float("nan"),
-                float("nan"))])
+    rows = (
+        long_rows("Q11_se", al, q11)
+        + long_rows("Q22_se", al, q22)
+        + long_rows("error_bo", al, r["error_bo"], r["error_bo_se"])
+        + long_rows("error_plugin", al, r["error_plugin"], r["error_plugin_se"])
+        + long_rows("error_plugin_one_layer", al, r["error_one_layer"], r["error_one_layer_se"])
+        + long_rows("gamp_abs_M11", g_alpha, [m.mean() for m in g_m11], [m.std() for m in g_m11])
+        + long_rows("gamp_abs_M22", g_alpha, [m.mean() for m in g_m22], [m.std() for m in g_m22])
+        + long_rows("gamp_plugin_error", g_alpha, [e.mean() for e in g_err], [e.std() for e in g_err])
+        + [
+            ("alpha_last", a_last, 0.0, r["alpha_last_se"]),
+            ("alpha_first", a_first, r["q2_at_first"] if r["q2_at_first"] is not None else float("nan"), float("nan")),
+        ]
+    )
     write_csv(io.output.csv, ["series", "x", "y", "err"], rows)
 
     m = {}

@@ -51,11 +51,37 @@ def main(io):
 
     rows = []
     for r in rs:
-        rows.append(tuple(np.nan if v is None else v for v in (
-            r["c"], r["alpha_last"], r["alpha_last_se"], r["alpha_last_fine_grid"], r["alpha_first"],
-            r["q2_at_first"], r["alpha_first_literal"], r["K"][0][0], r["K"][1][1])))
-    write_csv(io.output.csv, ["c", "alpha_last", "alpha_last_se", "alpha_last_finer_grid", "alpha_first",
-                              "q2_at_alpha_first", "alpha_first_literal", "K11", "K22"], rows)
+        rows.append(
+            tuple(
+                np.nan if v is None else v
+                for v in (
+                    r["c"],
+                    r["alpha_last"],
+                    r["alpha_last_se"],
+                    r["alpha_last_fine_grid"],
+                    r["alpha_first"],
+                    r["q2_at_first"],
+                    r["alpha_first_literal"],
+                    r["K"][0][0],
+                    r["K"][1][1],
+                )
+            )
+        )
+    write_csv(
+        io.output.csv,
+        [
+            "c",
+            "alpha_last",
+            "alpha_last_se",
+            "alpha_last_finer_grid",
+            "alpha_first",
+            "q2_at_alpha_first",
+            "alpha_first_literal",
+            "K11",
+            "K22",
+        ],
+        rows,
+    )
     m = {}
     for r in rs:
         cid = fmt_id(r["c"])
@@ -65,8 +91,9 @@ def main(io):
         m[f"p2.L2.alpha_first_literal[c={cid}]"] = r["alpha_first_literal"]
     write_metrics(io.output.metrics, m)
 
-    write_text(io.output.md, phase_diagram_report(rs, ref, scale=io.params.scale, v_reg=io.params.v_reg,
-                                                 q_max=io.params.q_max))
+    write_text(
+        io.output.md, phase_diagram_report(rs, ref, scale=io.params.scale, v_reg=io.params.v_reg, q_max=io.params.q_max)
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 L = 3: at every plotted alpha, one SE update by brute force and by the 4-D grid on the same teacher draws.
 L = 2: at alpha = 1.2, one brute-force SE update of our fixed point and of the authors' SE-file value.
 """
+
 import time
 
 import numpy as np
@@ -33,17 +34,27 @@ def main(io):
     # L = 3: a subset of the SE's own teacher draws (the sweep draws them with seed + 1)
     l3 = read_json(io.input.l3)
     full = draw_teacher(P.l3_n_samples, 3, P.seed + 1)
-    sub = TeacherDraws(full.xi[:P.l3_bf_draws], full.U[:P.l3_bf_draws])
+    sub = TeacherDraws(full.xi[: P.l3_bf_draws], full.U[: P.l3_bf_draws])
     quad3 = QuadratureSettings(n1d=P.l3_n1d)
     for a, Q in progress(list(zip(l3["alpha"], l3["Q"], strict=True)), desc="L=3 brute-force check"):
         u = bruteforce_update(np.array(Q), a, P.skip_c, sub, rng, v_reg=P.v_reg, n_points=P.bf_points, quad=quad3)
         gap = np.abs(np.diag(u["Q_update"]) - np.diag(u["Q_update_grid"]))
-        out["L3"].append({"alpha": a, "Q": np.diag(Q), "update_bruteforce": np.diag(u["Q_update"]),
-                          "update_grid": np.diag(u["Q_update_grid"]), "gap": gap,
-                          "bruteforce_min_ess": u["min_ess"], "grid_min_ess": u["grid_min_ess"]})
-        print(f"L=3 alpha={a:g}: update brute force {np.round(np.diag(u['Q_update']), 4)}, grid "
-              f"{np.round(np.diag(u['Q_update_grid']), 4)}; min ESS brute force {u['min_ess']:.0f}, grid "
-              f"{u['grid_min_ess']:.2f}")
+        out["L3"].append(
+            {
+                "alpha": a,
+                "Q": np.diag(Q),
+                "update_bruteforce": np.diag(u["Q_update"]),
+                "update_grid": np.diag(u["Q_update_grid"]),
+                "gap": gap,
+                "bruteforce_min_ess": u["min_ess"],
+                "grid_min_ess": u["grid_min_ess"],
+            }
+        )
+        print(
+            f"L=3 alpha={a:g}: update brute force {np.round(np.diag(u['Q_update']), 4)}, grid "
+            f"{np.round(np.diag(u['Q_update_grid']), 4)}; min ESS brute force {u['min_ess']:.0f}, grid "
+            f"{u['grid_min_ess']:.2f}"
+        )
     gaps = np.array([r["gap"] for r in out["L3"]])
     alphas3 = np.array(l3["alpha"])
     i2 = int(np.argmin(np.abs(alphas3 - 2.0)))
@@ -64,13 +75,21 @@ def main(io):
     draws2 = draw_teacher(P.l2_bf_draws, 2, P.seed + 202)
     quad2 = QuadratureSettings(n1d=P.n1d)
     for who, q in (("ours", (l2["q11"][i], l2["q22"][i])), ("authors", (ref["Q11"][j], ref["Q22"][j]))):
-        u = bruteforce_update(np.diag(q), ALPHA_L2, P.skip_c, draws2, rng, v_reg=P.v_reg, n_points=P.bf_points,
-                              quad=quad2)
+        u = bruteforce_update(
+            np.diag(q), ALPHA_L2, P.skip_c, draws2, rng, v_reg=P.v_reg, n_points=P.bf_points, quad=quad2
+        )
         upd, se = np.diag(u["Q_update"]), _q_se(u, ALPHA_L2)
-        out["L2"][who] = {"Q": q, "update_bruteforce": upd, "update_se": se, "update_grid": np.diag(u["Q_update_grid"]),
-                          "bruteforce_min_ess": u["min_ess"]}
-        print(f"L=2 alpha=1.2 {who}: Q {np.round(q, 4)} -> brute-force update {np.round(upd, 4)} (se "
-              f"{np.round(se, 4)}), grid update {np.round(np.diag(u['Q_update_grid']), 4)}")
+        out["L2"][who] = {
+            "Q": q,
+            "update_bruteforce": upd,
+            "update_se": se,
+            "update_grid": np.diag(u["Q_update_grid"]),
+            "bruteforce_min_ess": u["min_ess"],
+        }
+        print(
+            f"L=2 alpha=1.2 {who}: Q {np.round(q, 4)} -> brute-force update {np.round(upd, 4)} (se "
+            f"{np.round(se, 4)}), grid update {np.round(np.diag(u['Q_update_grid']), 4)}"
+        )
     gap = lambda who: abs(out["L2"][who]["Q"][0] - out["L2"][who]["update_bruteforce"][0])  # noqa: E731
     m["p2.L2.q11_bruteforce_gap[alpha=1.2]"] = gap("ours")
     m["p2.L2.q11_bruteforce_gap_authors[alpha=1.2]"] = gap("authors")
@@ -78,9 +97,11 @@ def main(io):
 
     # unconverged SE points over the three figures
     fig5 = read_json(io.input.fig5)
-    counts = {"1left": int(np.sum(~np.asarray(l2["converged"], dtype=bool))),
-              "3left": int(np.sum(~np.asarray(l3["converged"], dtype=bool))),
-              "5": int(np.sum(~np.asarray(fig5["converged"], dtype=bool)))}
+    counts = {
+        "1left": int(np.sum(~np.asarray(l2["converged"], dtype=bool))),
+        "3left": int(np.sum(~np.asarray(l3["converged"], dtype=bool))),
+        "5": int(np.sum(~np.asarray(fig5["converged"], dtype=bool))),
+    }
     for k, v in counts.items():
         m[f"p2.se.unconverged_points[fig={k}]"] = v
     m["p2.se.unconverged_points"] = sum(counts.values())

@@ -71,8 +71,9 @@ def load_claims(paths: Iterable[str | Path]) -> list[dict]:
                 chk = c.get("check") or {}
                 keys = set(chk)
                 if not {"left", "op", "right"} <= keys <= {"left", "op", "right", "margin"} or chk["op"] not in _OPS:
-                    raise ValueError(f"{where}: compare needs check: {{left, op, right[, margin]}} with op in "
-                                     f"{list(_OPS)}")
+                    raise ValueError(
+                        f"{where}: compare needs check: {{left, op, right[, margin]}} with op in {list(_OPS)}"
+                    )
             elif "id" not in c:
                 raise ValueError(f"{where}: needs 'id' (the metric it is about)")
             if c["kind"] == "match" and (c.get("paper") is None or c.get("tolerance") is None):
@@ -111,9 +112,7 @@ def evaluate_claims(claims: list[dict], metrics: Mapping[str, float], scale: str
     rows = []
     for c in claims:
         kind = c["kind"]
-        not_judged = (
-            kind in ("match", "compare") and scale is not None and scale not in (c.get("judged_at") or [scale])
-        )
+        not_judged = kind in ("match", "compare") and scale is not None and scale not in (c.get("judged_at") or [scale])
         if kind == "compare":
             chk = c["check"]
             left, right = _get(metrics, chk["left"], c), _get(metrics, chk["right"], c)
@@ -145,7 +144,9 @@ def evaluate_claims(claims: list[dict], metrics: Mapping[str, float], scale: str
                 "paper": "" if paper is None else str(paper),
                 "ours": ours,
                 "status": status,
-                "explanation": (f"(not judged at {scale} scale: judged at {', '.join(c['judged_at'])}) " if not_judged else "")
+                "explanation": (
+                    f"(not judged at {scale} scale: judged at {', '.join(c['judged_at'])}) " if not_judged else ""
+                )
                 + c.get("explanation", ""),
             }
         )

@@ -56,8 +56,12 @@ def test_compare_with_a_number_a_margin_and_scales(tmp_path):
         {"claim": "within sd", "kind": "compare", "check": {"left": "a", "op": ">=", "right": "b", "margin": "sd"}},
         {"claim": "beyond sd", "kind": "compare", "check": {"left": "a", "op": ">=", "right": "b", "margin": 0.02}},
         {"claim": "upper", "kind": "compare", "check": {"left": "b", "op": "<", "right": "a", "margin": "sd"}},
-        {"claim": "paper only", "kind": "compare", "check": {"left": "a", "op": ">", "right": "b"},
-         "judged_at": ["paper"]},
+        {
+            "claim": "paper only",
+            "kind": "compare",
+            "check": {"left": "a", "op": ">", "right": "b"},
+            "judged_at": ["paper"],
+        },
         {"id": "a", "claim": "paper only info", "kind": "info", "judged_at": ["paper"]},
     ]
     path = tmp_path / "c.yaml"
@@ -73,8 +77,9 @@ def test_compare_with_a_number_a_margin_and_scales(tmp_path):
     with pytest.raises(ValueError, match="negative margin"):
         evaluate_claims(load_claims([path]), {**metrics, "sd": -0.1})
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump([{"claim": "c", "kind": "compare", "check": {"left": "a", "op": ">", "right": "b",
-                                                                                "slack": 1}}]))
+    bad.write_text(
+        yaml.safe_dump([{"claim": "c", "kind": "compare", "check": {"left": "a", "op": ">", "right": "b", "slack": 1}}])
+    )
     with pytest.raises(ValueError, match="margin"):
         load_claims([bad])
     bad.write_text(yaml.safe_dump([{"id": "a", "claim": "c", "kind": "info", "judged_at": "paper"}]))
@@ -85,7 +90,12 @@ def test_compare_with_a_number_a_margin_and_scales(tmp_path):
 def test_claims_undecided_at_a_scale_are_info(tmp_path):
     claims = [
         {"id": "a", "claim": "A", "kind": "match", "paper": 1.0, "tolerance": 0.1, "judged_at": ["laptop", "paper"]},
-        {"check": {"left": "a", "op": ">", "right": "b"}, "claim": "A > B", "kind": "compare", "judged_at": ["laptop", "paper"]},
+        {
+            "check": {"left": "a", "op": ">", "right": "b"},
+            "claim": "A > B",
+            "kind": "compare",
+            "judged_at": ["laptop", "paper"],
+        },
         {"id": "b", "claim": "B", "kind": "match", "paper": 5.0, "tolerance": 0.1},
     ]
     f = tmp_path / "c.yaml"

@@ -19,8 +19,12 @@ def _problem(seed=0, P=6, Pt=4, H1=2, H2=2, D=3, N=3):
     Ht = H1 * H2
     xbar = rng.standard_normal((P + Pt, Ht, D))
     y = rng.standard_normal(P)
-    w = {"V0": rng.standard_normal((N, D)), "V1": rng.standard_normal((H1, N, N)),
-         "V2": rng.standard_normal((H2, N, N)), "a": rng.standard_normal(N)}
+    w = {
+        "V0": rng.standard_normal((N, D)),
+        "V1": rng.standard_normal((H1, N, N)),
+        "V2": rng.standard_normal((H2, N, N)),
+        "a": rng.standard_normal(N),
+    }
     return xbar[:P], y, xbar[P:], w
 
 
@@ -45,8 +49,9 @@ def test_marginal_likelihood_is_the_full_likelihood_integrated_over_v0():
     for gram in (1e9, 0.0):  # with the Gram tensor and by direct contraction
         np.testing.assert_allclose(float(_collapsed_ll(w, xb, y, T, s0sq, gram)), float(ref), rtol=1e-10)
     # U of the collapsed model is the full network's sampled order parameter (Eq. 13)
-    np.testing.assert_allclose(C.order_parameter({k: v for k, v in w.items() if k != "V0"}, 3),
-                               order_parameter_sample(w), rtol=1e-12)
+    np.testing.assert_allclose(
+        C.order_parameter({k: v for k, v in w.items() if k != "V0"}, 3), order_parameter_sample(w), rtol=1e-12
+    )
 
 
 def test_marginal_likelihood_monte_carlo_over_v0():

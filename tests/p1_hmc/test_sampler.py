@@ -26,8 +26,19 @@ def test_theory_matches_nuts_small_instance(sampler):
     th = minimise_action(ActionProblem(arch, PathGram(xi[:P]), y, T))
     assert th.converged
     mean_th = predictor(th.U, xi[:P], y, xi[P:], T)
-    s = run_nuts(xbar[:P], y, xbar[P:], arch, T, num_warmup=120, num_samples=120, num_chains=1, seed=0,
-                 max_tree_depth=6, sampler=sampler)
+    s = run_nuts(
+        xbar[:P],
+        y,
+        xbar[P:],
+        arch,
+        T,
+        num_warmup=120,
+        num_samples=120,
+        num_chains=1,
+        seed=0,
+        max_tree_depth=6,
+        sampler=sampler,
+    )
     assert s.divergences == 0
     assert s.U.shape == (120, 2, 2) and s.f_test.shape == (120, Pt)
     print(s.summary())
@@ -54,8 +65,10 @@ def test_collapsed_and_full_samplers_agree_on_the_hmc_task():
     xb = attentioned_inputs_from_heads(tr.x, heads, "last") * s
     xt = attentioned_inputs_from_heads(te.x, heads, "last") * s
     arch = Architecture.equal_width((2, 2), 10)
-    res = {k: run_nuts(xb, tr.y, xt, arch, 0.01, 100, 100, 2 if k == "collapsed" else 1, 1, sampler=k)
-           for k in ("collapsed", "full")}
+    res = {
+        k: run_nuts(xb, tr.y, xt, arch, 0.01, 100, 100, 2 if k == "collapsed" else 1, 1, sampler=k)
+        for k in ("collapsed", "full")
+    }
     c, f = res["collapsed"], res["full"]
     assert c.max_depth_fraction == 0.0 and c.divergences == 0
     iu = np.triu_indices(4)

@@ -1,4 +1,5 @@
-"""The GD transformer (docs/p1_images.md#gd-transformer): parameter count, literal forward, pruning, U_GD, link to the theory."""
+"""The GD transformer (docs/p1_images.md#gd-transformer): parameter count, literal forward, pruning, U_GD, link to
+the theory."""
 
 from __future__ import annotations
 
@@ -90,8 +91,9 @@ def test_gd_order_parameter_definition():
 
 
 def test_gd_network_is_the_bayesian_network_with_rescaled_weights():
-    """With V0 = sqrt(D) W_in, V_l = sqrt(N) W_V, a = sqrt(N) w_out the theory's network (docs/p1_theory.md#network-and-attention-paths, mean-pooling
-    readout, attention from the exported W_Q/W_K) computes exactly the GD network: the export conventions match."""
+    """With V0 = sqrt(D) W_in, V_l = sqrt(N) W_V, a = sqrt(N) w_out the theory's network
+    (docs/p1_theory.md#network-and-attention-paths, mean-pooling readout, attention from the exported W_Q/W_K)
+    computes exactly the GD network: the export conventions match."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -106,8 +108,10 @@ def test_gd_network_is_the_bayesian_network_with_rescaled_weights():
     wq, wk = (w.detach().numpy() for w in m.qk_weights())
     heads = [{"WQ": wq[l], "WK": wk[l]} for l in range(2)]
     D, H, N = 10, 3, 6
-    weights = {"V0": jnp.asarray(m.input_proj.weight.detach().numpy() * math.sqrt(D)),
-               "a": jnp.asarray(m.readout.weight[0].detach().numpy() * math.sqrt(N))}
+    weights = {
+        "V0": jnp.asarray(m.input_proj.weight.detach().numpy() * math.sqrt(D)),
+        "a": jnp.asarray(m.readout.weight[0].detach().numpy() * math.sqrt(N)),
+    }
     wv = m.value_weights().detach().numpy()
     for l in range(2):
         weights[f"V{l + 1}"] = jnp.asarray(wv[l] * math.sqrt(N))

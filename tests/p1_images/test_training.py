@@ -32,8 +32,22 @@ def setup():
     labels, pos = label_vectors(3), positional_encoding()
     sampler = TaskSampler(_split(12, 0), labels, pos)
     val = TaskSampler(_split(6, 1), labels, pos).task_set(np.random.default_rng(5), 32)
-    cfg = paper_train_config(2, 4, width=8, qk_dim=4, epochs=2, tasks_per_epoch=24, batch=8, lr=1e-3, val_every=2,
-                             n_val=32, ckpt_every=2, seed=3, precision="fp32", compile=False)
+    cfg = paper_train_config(
+        2,
+        4,
+        width=8,
+        qk_dim=4,
+        epochs=2,
+        tasks_per_epoch=24,
+        batch=8,
+        lr=1e-3,
+        val_every=2,
+        n_val=32,
+        ckpt_every=2,
+        seed=3,
+        precision="fp32",
+        compile=False,
+    )
     return cfg, sampler, val
 
 
@@ -92,15 +106,14 @@ def test_value_init_gain_scales_only_the_value_weights():
     assert build_model(base).state_dict().keys() == ref.keys()
     for k, v in build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 1.0})).state_dict().items():
         assert torch.equal(v, ref[k]), k  # gain 1 is exactly the PyTorch-default initialisation
-    gained = build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 3 ** 0.5})).state_dict()
+    gained = build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 3**0.5})).state_dict()
     for k, v in gained.items():
         if k.startswith("value."):
-            assert torch.allclose(v, ref[k] * 3 ** 0.5), k
+            assert torch.allclose(v, ref[k] * 3**0.5), k
         else:
             assert torch.equal(v, ref[k]), k
     with pytest.raises(ValueError, match="value_init_gain"):
         paper_train_config(2, 4, value_init_gain=0.0)
-
 
 
 def test_finished_state_is_not_reused_unless_asked(tmp_path, setup):
@@ -141,9 +154,18 @@ def test_state_key_covers_settings_data_and_version(setup):
     cfg = setup[0]
     k = state_key(cfg, "aa", "0.1.0")
     assert k == state_key(TrainConfig(**cfg.__dict__), "aa", "0.1.0") and len(k) == 12
-    assert len({k, state_key(cfg, "ab", "0.1.0"), state_key(cfg, "aa", "0.1.1"),
+    assert (
+        len(
+            {
+                k,
+                state_key(cfg, "ab", "0.1.0"),
+                state_key(cfg, "aa", "0.1.1"),
                 state_key(TrainConfig(**{**cfg.__dict__, "lr": 2e-3}), "aa", "0.1.0"),
-                state_key(TrainConfig(**{**cfg.__dict__, "precision": "fp16"}), "aa", "0.1.0")}) == 5
+                state_key(TrainConfig(**{**cfg.__dict__, "precision": "fp16"}), "aa", "0.1.0"),
+            }
+        )
+        == 5
+    )
 
 
 def test_failed_checkpoint_write_leaves_no_temporary_file(tmp_path, setup, monkeypatch):
@@ -184,8 +206,9 @@ def test_precisions_train_and_resume(tmp_path, setup, precision):
     full = train(cfg, sampler, val, tmp_path / "h.pt", progress=False)
     assert full["done"] and all(np.isfinite(full["history"]["loss"]))
     if precision == "tf32":  # no TF32 on a CPU: exactly fp32
-        ref = train(TrainConfig(**{**cfg.__dict__, "precision": "fp32"}), sampler, val, tmp_path / "i.pt",
-                    progress=False)
+        ref = train(
+            TrainConfig(**{**cfg.__dict__, "precision": "fp32"}), sampler, val, tmp_path / "i.pt", progress=False
+        )
         assert ref["history"]["loss"] == full["history"]["loss"]
     if precision == "fp16":
         assert full["scaler"]["scale"] > 0  # the gradient scaler is active and checkpointed

@@ -22,8 +22,9 @@ torch.set_num_threads(1)
 
 def test_model_forward_shapes_and_init():
     g = torch.Generator().manual_seed(0)
-    model = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6,
-                                    generator=g)
+    model = TiedAttentionClassifier(
+        attn_init_std=0.1, vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6, generator=g
+    )
     x = torch.randint(0, 50, (5, 7))
     out = model(x)
     assert out.shape == (5, 6) and out.dtype == torch.float32
@@ -31,16 +32,23 @@ def test_model_forward_shapes_and_init():
     assert len(Ws) == 2 and all(w.shape == (8, 16) for w in Ws)
     assert all(float(lin.bias.detach().abs().max()) == 0.0 for lin in model.attention)
     # same generator seed -> same parameters
-    model2 = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6,
-                                     generator=torch.Generator().manual_seed(0))
+    model2 = TiedAttentionClassifier(
+        attn_init_std=0.1,
+        vocab_size=50,
+        embed_dim=16,
+        hidden_dim=8,
+        n_classes=6,
+        generator=torch.Generator().manual_seed(0),
+    )
     for a, b in zip(model.parameters(), model2.parameters(), strict=True):
         assert torch.equal(a, b)
     with pytest.raises(ValueError, match="input_ids must have shape"):
         model(torch.zeros(3, dtype=torch.int64))
     # the attention-weight init std is the configured one
     for std in (1e-3, 0.1):
-        m = TiedAttentionClassifier(attn_init_std=std, vocab_size=50, embed_dim=64, hidden_dim=32,
-                                    generator=torch.Generator().manual_seed(4))
+        m = TiedAttentionClassifier(
+            attn_init_std=std, vocab_size=50, embed_dim=64, hidden_dim=32, generator=torch.Generator().manual_seed(4)
+        )
         w = torch.cat([x.detach().ravel() for x in m.attention_weights()])
         assert float(w.std()) == pytest.approx(std, rel=0.05)
     with pytest.raises(ValueError, match="attn_init_std"):
@@ -49,8 +57,14 @@ def test_model_forward_shapes_and_init():
 
 def test_forward_matches_explicit_attention():
     torch.manual_seed(1)
-    model = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=30, embed_dim=6, hidden_dim=4, n_classes=3,
-                                    generator=torch.Generator().manual_seed(2)).double()
+    model = TiedAttentionClassifier(
+        attn_init_std=0.1,
+        vocab_size=30,
+        embed_dim=6,
+        hidden_dim=4,
+        n_classes=3,
+        generator=torch.Generator().manual_seed(2),
+    ).double()
     with torch.no_grad():
         for lin in model.attention:
             lin.bias.normal_()
@@ -66,8 +80,9 @@ def test_forward_matches_explicit_attention():
 
 def test_attention_mask_option_ignores_padding():
     g = torch.Generator().manual_seed(3)
-    model = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=40, embed_dim=8, hidden_dim=4, n_classes=6,
-                                    use_attention_mask=True, generator=g)
+    model = TiedAttentionClassifier(
+        attn_init_std=0.1, vocab_size=40, embed_dim=8, hidden_dim=4, n_classes=6, use_attention_mask=True, generator=g
+    )
     ids = torch.tensor([[5, 6, 7]])
     padded = torch.tensor([[5, 6, 7, 0, 0]])
     out_short = model(ids, torch.ones_like(ids))
@@ -142,8 +157,15 @@ def test_chunk_padding_collate_and_split():
     assert steps_per_epoch(5452, paper_trec_config()) == 273
 
 
-@pytest.mark.parametrize("kw,msg", [({"lr": 0.0}, "lr must"), ({"epochs": 0}, "epochs must"),
-                                    ({"val_fraction": 1.5}, "val_fraction"), ({"max_length": 2}, "max_length")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"lr": 0.0}, "lr must"),
+        ({"epochs": 0}, "epochs must"),
+        ({"val_fraction": 1.5}, "val_fraction"),
+        ({"max_length": 2}, "max_length"),
+    ],
+)
 def test_bad_config_is_rejected(kw, msg):
     with pytest.raises(ValueError, match=msg):
         paper_trec_config(**kw)
@@ -175,8 +197,14 @@ def test_short_training_run_decreases_loss_and_records_similarity(tmp_path):
     assert out["train_loss"][spe:].mean() < out["train_loss"][:spe].mean()
     assert list(tmp_path.iterdir()) == []  # the Gram file is removed
     # a two-step run: the loss of the second step is below the first on the same batch
-    model = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=3,
-                                    generator=torch.Generator().manual_seed(0))
+    model = TiedAttentionClassifier(
+        attn_init_std=0.1,
+        vocab_size=50,
+        embed_dim=16,
+        hidden_dim=8,
+        n_classes=3,
+        generator=torch.Generator().manual_seed(0),
+    )
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2, eps=1e-6, weight_decay=0.0)
     x, m = collate(ids[:16], [len(s) for s in ids[:16]])
     y = torch.as_tensor(labels[:16])
@@ -211,8 +239,12 @@ def test_real_trec_pipeline_smoke(raw_data, tmp_path):
 def test_trajectory_summaries_on_known_curves():
     from smattn.p2.dynamics import trec_metrics as tm
 
-    S = np.array([[0.2, 0.2, 0.2, 0.5, 0.7, 1.0],     # half of the rise (0.6) first reached at step 5
-                  [0.1, 0.10004, 0.3, 0.55, 0.9, 1.0]])  # 0.55 reached at step 4; flat (5e-5) for 2 steps
+    S = np.array(
+        [
+            [0.2, 0.2, 0.2, 0.5, 0.7, 1.0],  # half of the rise (0.6) first reached at step 5
+            [0.1, 0.10004, 0.3, 0.55, 0.9, 1.0],
+        ]
+    )  # 0.55 reached at step 4; flat (5e-5) for 2 steps
     np.testing.assert_array_equal(tm.half_rise_steps(S), [5, 4])
     np.testing.assert_array_equal(tm.start_similarity(S), [0.2, 0.1])
     np.testing.assert_array_equal(tm.flat_steps(S), [3, 2])
@@ -229,10 +261,29 @@ def test_trajectory_summaries_on_known_curves():
 
 def test_probe_stops_after_max_steps_and_rereferences(tmp_path):
     ids, labels = _toy_corpus()
-    cfg = paper_trec_config(epochs=3, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1,
-                            attn_init_std=1e-2, optimizer="transformers_adamw")
-    out = train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, vocab_size=50, progress=None, show_bar=False,
-                         max_steps=13, reference_steps=(0, 12))
+    cfg = paper_trec_config(
+        epochs=3,
+        batch_size=8,
+        lr=3e-2,
+        embed_dim=16,
+        hidden_dim=8,
+        map_chunk=10,
+        seed=1,
+        attn_init_std=1e-2,
+        optimizer="transformers_adamw",
+    )
+    out = train_trec_run(
+        ids,
+        labels,
+        cfg,
+        rep=0,
+        workdir=tmp_path,
+        vocab_size=50,
+        progress=None,
+        show_bar=False,
+        max_steps=13,
+        reference_steps=(0, 12),
+    )
     assert out["n_steps"] == 13 and out["similarity"].shape == (2, 13)
     assert np.isfinite(out["val_accuracy"][0]) and np.isnan(out["val_accuracy"][1:]).all()
     np.testing.assert_array_equal(out["similarity_to"][12], out["similarity"])

@@ -22,8 +22,11 @@ def test_transformers_adamw_two_steps_by_hand():
         opt.step()
         assert float(p.detach()) == pytest.approx(expected, abs=5e-8)
     st = opt.state[p]
-    assert st["step"] == 2 and float(st["exp_avg"]) == pytest.approx(0.02) and float(st["exp_avg_sq"]) == \
-        pytest.approx(3.1225e-4)
+    assert (
+        st["step"] == 2
+        and float(st["exp_avg"]) == pytest.approx(0.02)
+        and float(st["exp_avg_sq"]) == pytest.approx(3.1225e-4)
+    )
     # torch's AdamW (decay first, eps on the corrected root) gives another number on the same example
     q = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
     topt = torch.optim.AdamW([q], lr=0.1, betas=(0.9, 0.999), eps=1e-3, weight_decay=0.1)

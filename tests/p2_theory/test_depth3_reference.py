@@ -1,5 +1,6 @@
 """Depth 3: the authors' Monte-Carlo estimator recomputed, the brute-force cross-check, plain iteration only, and the
 marking of unconverged state-evolution points."""
+
 import numpy as np
 import pytest
 
@@ -37,8 +38,15 @@ def test_authors_floor_acts_on_the_unnormalised_z_out_near_the_published_point()
 
 def test_bruteforce_update_matches_the_depth3_grid():
     """The brute-force importance sampler and the 4-D grid give the same SE update on the same teacher draws."""
-    u = bruteforce_update(np.diag([0.5, 0.4, 0.9]), 1.5, 1.0, draw_teacher(6, 3, seed=2), np.random.default_rng(1),
-                          n_points=60_000, quad=QuadratureSettings(n1d=10))
+    u = bruteforce_update(
+        np.diag([0.5, 0.4, 0.9]),
+        1.5,
+        1.0,
+        draw_teacher(6, 3, seed=2),
+        np.random.default_rng(1),
+        n_points=60_000,
+        quad=QuadratureSettings(n1d=10),
+    )
     np.testing.assert_allclose(np.diag(u["Q_update"]), np.diag(u["Q_update_grid"]), atol=0.02)
     assert u["min_ess"] > 100
 
@@ -70,7 +78,7 @@ def test_unconverged_points_are_flagged_and_marked():
     fig, ax = plt.subplots()
     assert mark_unconverged(ax, r["q22"], r["q11"], r["converged"]) == 2
     assert mark_unconverged(ax, r["q22"], r["q11"], r["converged"]) == 2
-    assert ax.get_legend_handles_labels()[1] == [NOT_CONVERGED_LABEL]          # one legend entry
+    assert ax.get_legend_handles_labels()[1] == [NOT_CONVERGED_LABEL]  # one legend entry
     assert mark_unconverged(ax, r["q22"], r["q11"], np.ones(2, bool)) == 0
     plt.close(fig)
 
@@ -83,6 +91,17 @@ def test_authors_estimator_settles_on_the_published_depth3_values_and_the_exact_
     q_auth = np.diag(r.Q_mean)
     assert abs(q_auth[0] - 0.5485) < 0.12 and abs(q_auth[1] - 0.5383) < 0.12, q_auth
     assert q_auth[2] > 0.98
-    exact = state_evolution(2.0, 1.0, 3, draws=draw_teacher(150, 3, seed=1), damping=0.6, q0=0.05, tol=1e-3,
-                            max_iter=300, diagonal=True, v_reg=1e-3, quad=QuadratureSettings(n1d=8))
+    exact = state_evolution(
+        2.0,
+        1.0,
+        3,
+        draws=draw_teacher(150, 3, seed=1),
+        damping=0.6,
+        q0=0.05,
+        tol=1e-3,
+        max_iter=300,
+        diagonal=True,
+        v_reg=1e-3,
+        quad=QuadratureSettings(n1d=8),
+    )
     assert exact.converged and exact.Q[0, 0] > 0.85 and exact.Q[1, 1] > 0.85, np.diag(exact.Q)

@@ -15,18 +15,25 @@ def test_informed_start_has_the_prescribed_overlaps():
     W_hat, C_hat = GampInit((0.02, 0.997)).start(W, rng.standard_normal((2, d)))
     M = W_hat @ W.T / d
     Q = W_hat @ W_hat.T / d
-    np.testing.assert_allclose(np.diag(M), [0.02, 0.997] * np.sum(W ** 2, 1) / d, rtol=1e-12)
-    m, t2 = np.array([0.02, 0.997]), np.sum(W ** 2, 1) / d
-    np.testing.assert_allclose(np.diag(Q), m ** 2 * t2 + m - m ** 2, rtol=1e-12)   # noise orthogonal, |xi|^2 = d
+    np.testing.assert_allclose(np.diag(M), [0.02, 0.997] * np.sum(W**2, 1) / d, rtol=1e-12)
+    m, t2 = np.array([0.02, 0.997]), np.sum(W**2, 1) / d
+    np.testing.assert_allclose(np.diag(Q), m**2 * t2 + m - m**2, rtol=1e-12)  # noise orthogonal, |xi|^2 = d
     np.testing.assert_allclose(C_hat, np.diag([0.98, 0.003]))
     # off the Bayes-optimal line: larger self-overlap and a chosen variance
-    W_hat, C_hat = GampInit((0.02, 0.5), self_overlap=(0.08, 0.5), variance=(0.6, 0.5)).start(W, rng.standard_normal(
-        (2, d)))
+    W_hat, C_hat = GampInit((0.02, 0.5), self_overlap=(0.08, 0.5), variance=(0.6, 0.5)).start(
+        W, rng.standard_normal((2, d))
+    )
     assert abs(np.sum(W_hat[0] ** 2) / d - 0.08) < 0.01 and C_hat[0, 0] == 0.6
 
 
-@pytest.mark.parametrize("kw", [dict(overlap=(1.0, 0.5)), dict(overlap=(0.2, 0.5), self_overlap=(0.01, 0.5)),
-                                dict(overlap=(0.2, 0.5), variance=(0.0, 0.5))])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(overlap=(1.0, 0.5)),
+        dict(overlap=(0.2, 0.5), self_overlap=(0.01, 0.5)),
+        dict(overlap=(0.2, 0.5), variance=(0.0, 0.5)),
+    ],
+)
 def test_informed_start_validates(kw):
     with pytest.raises(ValueError):
         GampInit(**kw)

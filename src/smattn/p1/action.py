@@ -141,7 +141,7 @@ def gp_point(arch: Architecture) -> list[np.ndarray]:
     """Entropy-only minimiser: U^(l) = sigma_a^2 prod_{m>=l} sigma_m^2 * 1 (list of [n_l, n_l] NumPy arrays)."""
     out = []
     for l, n in enumerate(arch.partial_sizes()):
-        scale = arch.sigma2_a * float(np.prod(arch.sigma2[l + 1:]))
+        scale = arch.sigma2_a * float(np.prod(arch.sigma2[l + 1 :]))
         out.append(scale * np.eye(n))
     return out
 

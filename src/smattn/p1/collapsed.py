@@ -52,8 +52,9 @@ class CollapsedData:
         xbar_test = np.asarray(xbar_test, dtype=np.float64)
         P, Htot, D = xbar_train.shape
         if xbar_test.shape[1:] != (Htot, D) or np.shape(y) != (P,):
-            raise ValueError(f"shapes do not match: xbar_train {xbar_train.shape}, y {np.shape(y)}, "
-                             f"xbar_test {xbar_test.shape}")
+            raise ValueError(
+                f"shapes do not match: xbar_train {xbar_train.shape}, y {np.shape(y)}, xbar_test {xbar_test.shape}"
+            )
         scale = np.sqrt(float(sigma0_sq) / (D * Htot))
         xi = xbar_train * scale
         self.P, self.Htot, self.D = P, Htot, D

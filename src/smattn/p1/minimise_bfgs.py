@@ -55,10 +55,10 @@ def readout_u(trace_UL: float, heads, widths, sigma2, sigma2_a) -> float:
 
 def entropy_and_grad(Us, heads, widths, sigma2, sigma2_a):
     """S_ent(U^(1..L)) of docs/p1_theory.md#action (u eliminated in closed form) and its symmetric matrix
-gradients dS_ent/dU^(l).
+    gradients dS_ent/dU^(l).
 
-    By stationarity of u the gradient is the partial derivative at fixed u (envelope theorem). Returns
-    (S_ent, [grads]) or (inf, None) if some U^(l) is not positive definite.
+        By stationarity of u the gradient is the partial derivative at fixed u (envelope theorem). Returns
+        (S_ent, [grads]) or (inf, None) if some U^(l) is not positive definite.
     """
     L = len(heads)
     invs, lds = [], []
@@ -153,6 +153,7 @@ class ImageAction:
 
 # --- Cholesky parametrisation --------------------------------------------------------------------------------------
 
+
 def unpack_cholesky(theta: np.ndarray, sizes) -> tuple[list, list]:
     """Inverse of :func:`smattn.p1.minimise.pack_cholesky`: ([U^(l) = C_l C_l^T], [C_l]) for matrix sizes ``sizes``
     from the flattened lower triangles (log-diagonal) ``theta``."""
@@ -160,7 +161,7 @@ def unpack_cholesky(theta: np.ndarray, sizes) -> tuple[list, list]:
     for n in sizes:
         k = n * (n + 1) // 2
         C = np.zeros((n, n))
-        C[np.tril_indices(n)] = theta[off:off + k]
+        C[np.tril_indices(n)] = theta[off : off + k]
         off += k
         C[np.diag_indices(n)] = np.exp(np.clip(np.diag(C), -700, 700))
         Cs.append(C)
@@ -178,8 +179,15 @@ def cholesky_gradient(grads, Cs) -> np.ndarray:
     return np.concatenate(out)
 
 
-def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: int = 2000, init=None,
-                         hinv: np.ndarray | None = None, return_hinv: bool = False, desc: str | None = None):
+def minimise_action_bfgs(
+    problem: ActionProblem,
+    tol: float = 1e-5,
+    max_steps: int = 2000,
+    init=None,
+    hinv: np.ndarray | None = None,
+    return_hinv: bool = False,
+    desc: str | None = None,
+):
     """BFGS in the Cholesky parametrisation from the GP point (or ``init``, a list of PD U^(l)).
 
     ``hinv``: initial inverse-Hessian approximation in the Cholesky parameters (e.g. from a neighbouring (N, T) run,
@@ -255,8 +263,17 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
         bar.close()
     h, w, s2, s2a = act.ent_args
     u = readout_u(float(np.trace(Us[-1])), h, w, s2, s2a)
-    res = MinimiseResult(Us=[np.asarray(U) for U in Us], u=u, action=float(S), entropy=float(parts["entropy"]),
-                          energy=float(parts["energy"]), steps=int(steps), g_max=float(gmax), converged=bool(converged),
-                          min_eig=mineigs, seconds=time.perf_counter() - t0, method=f"bfgs-cholesky({act.n_evals} evals)")
+    res = MinimiseResult(
+        Us=[np.asarray(U) for U in Us],
+        u=u,
+        action=float(S),
+        entropy=float(parts["entropy"]),
+        energy=float(parts["energy"]),
+        steps=int(steps),
+        g_max=float(gmax),
+        converged=bool(converged),
+        min_eig=mineigs,
+        seconds=time.perf_counter() - t0,
+        method=f"bfgs-cholesky({act.n_evals} evals)",
+    )
     return (res, Hinv) if return_hinv else res
-

@@ -1,4 +1,5 @@
-"""The Bayesian network of P1 (docs/p1_theory.md#network-and-attention-paths) written in JAX: forward pass and effective weights.
+"""The Bayesian network of P1 written in JAX: forward pass and effective weights
+(docs/p1_theory.md#network-and-attention-paths).
 
 Weights (a dict, as sampled by :mod:`smattn.p1.sampler`): ``V0`` [N_0, D], ``V1`` .. ``VL`` with ``Vl`` of shape
 [H_l, N_l, N_{l-1}], ``a`` [N_L]. Fixed attention enters through
@@ -55,7 +56,9 @@ def forward_paths(weights: dict, xbar):
 
 
 def forward_layers(weights: dict, x, attn: list, readout: str = "last"):
-    """Literal layer-by-layer forward (P1 Eq. 1; docs/p1_theory.md#network-and-attention-paths). x: [B, T, D]; attn: list of L [B, H_l, T, T] -> f [B]."""
+    """Literal layer-by-layer forward (P1 Eq. 1; docs/p1_theory.md#network-and-attention-paths).
+
+    x: [B, T, D]; attn: list of L [B, H_l, T, T] -> f [B]."""
     L = n_layers(weights)
     V0 = weights["V0"]
     z = jnp.einsum("nd,btd->btn", V0, x) / jnp.sqrt(x.shape[2])  # [B, T, N_0]

@@ -162,7 +162,7 @@ class SampleResult:
     @property
     def max_depth_fraction(self) -> float:
         """Fraction of kept transitions whose trajectory reached the maximum tree depth (2^depth - 1 steps)."""
-        return float(np.mean(self.num_steps >= 2 ** self.max_tree_depth - 1))
+        return float(np.mean(self.num_steps >= 2**self.max_tree_depth - 1))
 
     @property
     def mean_tree_depth(self) -> float:
@@ -177,25 +177,42 @@ class SampleResult:
         return _nanmin(self.ess_U) / t
 
     def summary(self) -> dict:
-        return {"sampler": self.sampler, "chain_method": self.chain_method, "chains": self.n_chains,
-                "divergences": int(self.divergences), "accept_prob": float(self.accept_prob),
-                "rhat_U_max": _nanmax(self.rhat_U), "ess_U_min": _nanmin(self.ess_U),
-                "ess_U_mean": float(np.nanmean(self.ess_U)), "rhat_f_max": _nanmax(self.rhat_f),
-                "ess_f_min": _nanmin(self.ess_f), "seconds": float(self.seconds),
-                "seconds_warmup": float(self.seconds_warmup), "seconds_sampling": float(self.seconds_sampling),
-                "seconds_compile_sampling": float(self.seconds_compile_sampling), "dtype": self.dtype,
-                "n_samples": int(self.U.shape[0]), "mean_leapfrog_steps": float(self.mean_leapfrog_steps),
-                "mean_tree_depth": self.mean_tree_depth, "max_tree_depth": int(self.max_tree_depth),
-                "max_depth_fraction": self.max_depth_fraction, "grads_per_ess": self.grads_per_ess,
-                "ess_per_s_sampling": self.ess_per_s_sampling,
-                "step_size_mean": float(np.mean(self.step_size)) if self.step_size.size else float("nan")}
+        return {
+            "sampler": self.sampler,
+            "chain_method": self.chain_method,
+            "chains": self.n_chains,
+            "divergences": int(self.divergences),
+            "accept_prob": float(self.accept_prob),
+            "rhat_U_max": _nanmax(self.rhat_U),
+            "ess_U_min": _nanmin(self.ess_U),
+            "ess_U_mean": float(np.nanmean(self.ess_U)),
+            "rhat_f_max": _nanmax(self.rhat_f),
+            "ess_f_min": _nanmin(self.ess_f),
+            "seconds": float(self.seconds),
+            "seconds_warmup": float(self.seconds_warmup),
+            "seconds_sampling": float(self.seconds_sampling),
+            "seconds_compile_sampling": float(self.seconds_compile_sampling),
+            "dtype": self.dtype,
+            "n_samples": int(self.U.shape[0]),
+            "mean_leapfrog_steps": float(self.mean_leapfrog_steps),
+            "mean_tree_depth": self.mean_tree_depth,
+            "max_tree_depth": int(self.max_tree_depth),
+            "max_depth_fraction": self.max_depth_fraction,
+            "grads_per_ess": self.grads_per_ess,
+            "ess_per_s_sampling": self.ess_per_s_sampling,
+            "step_size_mean": float(np.mean(self.step_size)) if self.step_size.size else float("nan"),
+        }
 
     def record(self) -> dict:
         """JSON-ready diagnostics: :meth:`summary` plus the U-entry R-hat / ESS arrays and the U standard error
         (std / sqrt(ESS)); non-finite numbers become None."""
-        out = {**self.summary(), "U_mean": self.U_mean.tolist(), "rhat_U": self.rhat_U.tolist(),
-               "ess_U": self.ess_U.tolist(),
-               "U_sem": (self.U.std(axis=0) / np.sqrt(np.maximum(np.nan_to_num(self.ess_U), 1.0))).tolist()}
+        out = {
+            **self.summary(),
+            "U_mean": self.U_mean.tolist(),
+            "rhat_U": self.rhat_U.tolist(),
+            "ess_U": self.ess_U.tolist(),
+            "U_sem": (self.U.std(axis=0) / np.sqrt(np.maximum(np.nan_to_num(self.ess_U), 1.0))).tolist(),
+        }
         return _finite_or_none(out)
 
     def warnings(self, rhat_max: float = 1.01) -> list[str]:
@@ -203,8 +220,10 @@ class SampleResult:
         out = []
         for name, r in (("U", self.rhat_U), ("f_test", self.rhat_f)):
             if _nanmax(r) > rhat_max:
-                out.append(f"WARNING: split R-hat of {name} up to {_nanmax(r):.3f} > {rhat_max} "
-                           f"({int(np.sum(np.asarray(r) > rhat_max))} entries): chains disagree")
+                out.append(
+                    f"WARNING: split R-hat of {name} up to {_nanmax(r):.3f} > {rhat_max} "
+                    f"({int(np.sum(np.asarray(r) > rhat_max))} entries): chains disagree"
+                )
         if self.divergences:
             out.append(f"WARNING: {self.divergences} divergent transitions")
         if self.max_depth_fraction > 0.01:
@@ -229,10 +248,23 @@ def _full_model(xbar, y, arch: Architecture = None, temperature=None, dtype=None
     numpyro.sample("y", dist.Normal(f, jnp.sqrt(jnp.asarray(temperature, dtype))), obs=y)
 
 
-def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch: Architecture, temperature: float,
-             num_warmup: int, num_samples: int, num_chains: int = 1, seed: int = 1, dtype: str = "float64",
-             temperature_min: float = 1e-3, test_chunk: int = 1000, max_tree_depth: int = 10,
-             sampler: str = "collapsed", chain_method: str | None = None) -> SampleResult:
+def run_nuts(
+    xbar_train: np.ndarray,
+    y: np.ndarray,
+    xbar_test: np.ndarray,
+    arch: Architecture,
+    temperature: float,
+    num_warmup: int,
+    num_samples: int,
+    num_chains: int = 1,
+    seed: int = 1,
+    dtype: str = "float64",
+    temperature_min: float = 1e-3,
+    test_chunk: int = 1000,
+    max_tree_depth: int = 10,
+    sampler: str = "collapsed",
+    chain_method: str | None = None,
+) -> SampleResult:
     """Sample the posterior with NUTS (NumPyro defaults), keeping only test predictions and U per sample.
 
     xbar_*: [P, H_tot, D] un-normalised path-attended inputs; y: [P]; the likelihood variance is
@@ -252,8 +284,10 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
         raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
     x64 = bool(jax.config.jax_enable_x64)
     if (dtype == "float64") != x64:
-        raise RuntimeError(f"dtype={dtype} needs jax_enable_x64={dtype == 'float64'} (it is {x64}); "
-                           "JAX precision is process-wide: call smattn.device.jax_setup(x64=...) first")
+        raise RuntimeError(
+            f"dtype={dtype} needs jax_enable_x64={dtype == 'float64'} (it is {x64}); "
+            "JAX precision is process-wide: call smattn.device.jax_setup(x64=...) first"
+        )
     if xbar_train.shape[1] != arch.n_paths or xbar_test.shape[1:] != xbar_train.shape[1:]:
         raise ValueError(f"xbar shapes {xbar_train.shape}, {xbar_test.shape} do not match {arch.n_paths} paths")
     if any(float(n) != int(n) for n in arch.widths):
@@ -267,7 +301,7 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
         xt = jnp.asarray(xbar_test, jdt)
 
         def post(z):
-            f_parts = [forward_paths(z, xt[i:i + test_chunk]) for i in range(0, xt.shape[0], test_chunk)]
+            f_parts = [forward_paths(z, xt[i : i + test_chunk]) for i in range(0, xt.shape[0], test_chunk)]
             return {"f_test": jnp.concatenate(f_parts), "U": order_parameter_sample(z)}
 
         model = partial(_full_model, arch=arch, temperature=T, dtype=jdt)
@@ -280,9 +314,16 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
 
     halves = 2 if num_samples % 2 == 0 and num_samples >= 2 else 1
     chunk = num_samples // halves
-    mcmc = MCMC(NUTS(model, max_tree_depth=int(max_tree_depth)), num_warmup=num_warmup, num_samples=chunk,
-                num_chains=num_chains, chain_method=chain_method, progress_bar=False, postprocess_fn=post,
-                jit_model_args=jit_args)
+    mcmc = MCMC(
+        NUTS(model, max_tree_depth=int(max_tree_depth)),
+        num_warmup=num_warmup,
+        num_samples=chunk,
+        num_chains=num_chains,
+        chain_method=chain_method,
+        progress_bar=False,
+        postprocess_fn=post,
+        jit_model_args=jit_args,
+    )
     fields = ("diverging", "accept_prob", "num_steps", "adapt_state.step_size")
     t0 = time.perf_counter()
     mcmc.warmup(jax.random.PRNGKey(seed), *args, extra_fields=fields, collect_warmup=False)
@@ -310,14 +351,28 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
         compile_s = max(times[0] - s1 * times[1] / max(s2, 1), 0.0)
     else:
         compile_s = float("nan")
-    return SampleResult(f_test=f_c.reshape(-1, f_c.shape[-1]), U=U_c.reshape(-1, *U_c.shape[2:]), U_by_chain=U_c,
-                        divergences=int(cat(1, "diverging").sum()), accept_prob=float(cat(1, "accept_prob").mean()),
-                        rhat_U=split_rhat(U_c), ess_U=bulk_ess(U_c), rhat_f=split_rhat(f_c), ess_f=bulk_ess(f_c),
-                        mean_leapfrog_steps=float(steps.mean()), num_steps=steps,
-                        step_size=cat(1, "adapt_state.step_size")[:, -1].astype(np.float64),
-                        seconds=t2 - t0, seconds_warmup=t1 - t0, seconds_sampling=t2 - t1,
-                        seconds_compile_sampling=compile_s, dtype=dtype, sampler=sampler, chain_method=chain_method,
-                        max_tree_depth=int(max_tree_depth))
+    return SampleResult(
+        f_test=f_c.reshape(-1, f_c.shape[-1]),
+        U=U_c.reshape(-1, *U_c.shape[2:]),
+        U_by_chain=U_c,
+        divergences=int(cat(1, "diverging").sum()),
+        accept_prob=float(cat(1, "accept_prob").mean()),
+        rhat_U=split_rhat(U_c),
+        ess_U=bulk_ess(U_c),
+        rhat_f=split_rhat(f_c),
+        ess_f=bulk_ess(f_c),
+        mean_leapfrog_steps=float(steps.mean()),
+        num_steps=steps,
+        step_size=cat(1, "adapt_state.step_size")[:, -1].astype(np.float64),
+        seconds=t2 - t0,
+        seconds_warmup=t1 - t0,
+        seconds_sampling=t2 - t1,
+        seconds_compile_sampling=compile_s,
+        dtype=dtype,
+        sampler=sampler,
+        chain_method=chain_method,
+        max_tree_depth=int(max_tree_depth),
+    )
 
 
 # sample-record key -> ledger name of the sampler's efficiency and convergence (rhat_max: split R-hat over U)

@@ -1,5 +1,6 @@
 """Shared plotting helpers of the P2 figures (colours and style of the authors' figures); imports matplotlib
 with the Agg backend, so only plotting scripts import it."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -41,6 +42,15 @@ def mark_unconverged(ax, x, y, converged, *, label: bool = True) -> int:
     if not bad.any():
         return 0
     taken = NOT_CONVERGED_LABEL in ax.get_legend_handles_labels()[1]
-    ax.plot(np.asarray(x, dtype=float)[bad], np.asarray(y, dtype=float)[bad], "o", mfc="none", mec="red", mew=1.2,
-            ms=7, zorder=10, label=NOT_CONVERGED_LABEL if label and not taken else None)
+    ax.plot(
+        np.asarray(x, dtype=float)[bad],
+        np.asarray(y, dtype=float)[bad],
+        "o",
+        mfc="none",
+        mec="red",
+        mew=1.2,
+        ms=7,
+        zorder=10,
+        label=NOT_CONVERGED_LABEL if label and not taken else None,
+    )
     return int(bad.sum())

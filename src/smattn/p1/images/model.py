@@ -47,12 +47,22 @@ class AttentionPathsTransformer(nn.Module):
         super().__init__()
         #: layer-1 value fold: True / False, or None = when it saves FLOPs (``fold_pays``); never changes the parameters
         self.fold_input: bool | None = None
-        for name, v in (("n_layers", n_layers), ("n_heads", n_heads), ("width", width), ("qk_dim", qk_dim),
-                        ("token_dim", token_dim)):
+        for name, v in (
+            ("n_layers", n_layers),
+            ("n_heads", n_heads),
+            ("width", width),
+            ("qk_dim", qk_dim),
+            ("token_dim", token_dim),
+        ):
             if int(v) < 1:
                 raise ValueError(f"AttentionPathsTransformer: {name} must be >= 1, got {v}")
         self.n_layers, self.n_heads, self.width, self.qk_dim, self.token_dim = (
-            int(n_layers), int(n_heads), int(width), int(qk_dim), int(token_dim))
+            int(n_layers),
+            int(n_heads),
+            int(width),
+            int(qk_dim),
+            int(token_dim),
+        )
         self.input_proj = nn.Linear(token_dim, width, bias=False)
         self.query = nn.ModuleList(nn.Linear(token_dim, n_heads * qk_dim, bias=False) for _ in range(n_layers))
         self.key = nn.ModuleList(nn.Linear(token_dim, n_heads * qk_dim, bias=False) for _ in range(n_layers))
@@ -63,8 +73,13 @@ class AttentionPathsTransformer(nn.Module):
 
     # -- configuration ------------------------------------------------------------------------------------------
     def hparams(self) -> dict:
-        return {"n_layers": self.n_layers, "n_heads": self.n_heads, "width": self.width, "qk_dim": self.qk_dim,
-                "token_dim": self.token_dim}
+        return {
+            "n_layers": self.n_layers,
+            "n_heads": self.n_heads,
+            "width": self.width,
+            "qk_dim": self.qk_dim,
+            "token_dim": self.token_dim,
+        }
 
     def set_pruned_heads(self, pruned: dict[int, list[int]] | None) -> None:
         """Zero the outputs of the given heads ({layer: [heads]}, 0-based) and rescale the head sum of that layer
@@ -131,7 +146,8 @@ class AttentionPathsTransformer(nn.Module):
 
 
 def gd_order_parameter(value: torch.Tensor, readout: torch.Tensor) -> torch.Tensor:
-    """Empirical order parameter of a GD network (P1 Fig. 3c "gradient descent"; docs/p1_images.md#export), no normalisation.
+    """Empirical order parameter of a GD network, no normalisation (P1 Fig. 3c "gradient descent";
+    docs/p1_images.md#export).
 
     value: [L, H, N, N] (W_V per layer/head, [out, in]); readout: [N] (w_out).
     Effective weights w_(h_1..h_L) = W_V,h_1^(1)T ... W_V,h_L^(L)T w_out in R^N, paths flattened with h_1 slowest.

@@ -74,8 +74,9 @@ def params_removed_fraction(model, pruned: Sequence[Head]) -> float:
     return len(pruned) * params_per_head(model) / model.n_trainable()
 
 
-def pruned_accuracies(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], pruned: Sequence[Head],
-                      predict) -> dict[str, float]:
+def pruned_accuracies(
+    model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], pruned: Sequence[Head], predict
+) -> dict[str, float]:
     """Accuracy (fraction) on every evaluation set with ``pruned`` heads removed, by a forward pass of the pruned
     network; the model is restored after. sets: {name: (x [n, T, D], y [n] in {-1, +1})};
     predict(model, x) -> outputs [n]."""
@@ -101,7 +102,7 @@ def path_contributions(model, x: np.ndarray, batch: int = 64) -> np.ndarray:
     out = []
     with torch.no_grad():
         for i in range(0, len(x), batch):
-            xb = torch.as_tensor(np.asarray(x[i:i + batch]), dtype=torch.float32, device=device)
+            xb = torch.as_tensor(np.asarray(x[i : i + batch]), dtype=torch.float32, device=device)
             B, T, _ = xb.shape
             attn = model.attention(xb)
             z = model.input_proj(xb).unsqueeze(1)  # [B, paths so far, T, N]
@@ -109,7 +110,7 @@ def path_contributions(model, x: np.ndarray, batch: int = 64) -> np.ndarray:
                 v = model.value[l](z).view(B, z.shape[1], T, H, N)  # W_V,h z_s: [B, p, T(key), H, N]
                 z = torch.einsum("bhst,bpshm->bphtm", attn[l], v).reshape(B, -1, T, N)
             out.append(model.readout(z.mean(dim=2)).squeeze(-1).double().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros((0, H ** L))
+    return np.concatenate(out) if out else np.zeros((0, H**L))
 
 
 def path_weights(heads: Sequence[int], pruned: Sequence[Head]) -> np.ndarray:
@@ -126,16 +127,18 @@ def path_weights(heads: Sequence[int], pruned: Sequence[Head]) -> np.ndarray:
     return w
 
 
-def correct_from_paths(contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int],
-                       pruned: Sequence[Head]) -> dict[str, np.ndarray]:
+def correct_from_paths(
+    contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int], pruned: Sequence[Head]
+) -> dict[str, np.ndarray]:
     """Per-task correctness (bool [n]) on every set from precomputed path contributions
     {name: (contributions [n, H_tot], y [n])}."""
     w = path_weights(heads, pruned)
     return {name: np.sign(c @ w) == y for name, (c, y) in contrib.items()}
 
 
-def accuracies_from_paths(contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int],
-                          pruned: Sequence[Head]) -> dict[str, float]:
+def accuracies_from_paths(
+    contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int], pruned: Sequence[Head]
+) -> dict[str, float]:
     """Accuracy on every set from precomputed path contributions {name: (contributions [n, H_tot], y [n])}."""
     return {name: float(np.mean(c)) for name, c in correct_from_paths(contrib, heads, pruned).items()}
 
@@ -252,8 +255,9 @@ class PruningEvaluation:
         """{set: mean over k >= 1 of the accuracy of ``curve`` ("theory" or "diagonal") minus the random orders'
         mean accuracy}: how much better than chance that order prunes."""
         c = {"theory": self.theory, "diagonal": self.diagonal}[curve]
-        return {s: float(np.mean([c[k][s] - self.random[s][:, k].mean() for k in range(1, len(c))]))
-                for s in self.random}
+        return {
+            s: float(np.mean([c[k][s] - self.random[s][:, k].mean() for k in range(1, len(c))])) for s in self.random
+        }
 
     def as_json(self) -> dict:
         """JSON-ready record with the paper's head labels ("(l)h" as "l.h", see ``head_label``); drop intervals as
@@ -268,8 +272,12 @@ class PruningEvaluation:
             "score_diagonal": {head_label(h): self.scores_diagonal[h] for h in self.order},
             "single": {head_label(h): self.single[h] for h in self.order},
             "single_drop_ci": {head_label(h): {s: list(v) for s, v in self.single_ci[h].items()} for h in self.order},
-            "bootstrap": {"resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed,
-                          "level": self.bootstrap.level, "over": "test tasks, paired"},
+            "bootstrap": {
+                "resamples": self.bootstrap.n_resamples,
+                "seed": self.bootstrap.seed,
+                "level": self.bootstrap.level,
+                "over": "test tasks, paired",
+            },
             "cumulative": {
                 "k": list(range(len(self.steps))),
                 "pruned": [[head_label(h) for h in s] for s in self.steps],
@@ -284,9 +292,16 @@ class PruningEvaluation:
         }
 
 
-def evaluate_pruning(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], U: np.ndarray, heads: Sequence[int],
-                     predict: Callable, n_random_orders: int, random_seed: int,
-                     bootstrap: BootstrapSettings) -> PruningEvaluation:
+def evaluate_pruning(
+    model,
+    sets: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    U: np.ndarray,
+    heads: Sequence[int],
+    predict: Callable,
+    n_random_orders: int,
+    random_seed: int,
+    bootstrap: BootstrapSettings,
+) -> PruningEvaluation:
     """Prune ``model`` guided by the theory's U [H_tot, H_tot] of its heads and measure every set's accuracy.
 
     sets: {name: (x [n, T, D], y [n] in {-1, +1})}; heads: heads per layer of U (must be the model's);
@@ -300,8 +315,10 @@ def evaluate_pruning(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], U
     if heads != (model.n_heads,) * model.n_layers:
         raise ValueError(f"U of heads {heads} does not belong to a model of {model.n_layers} x {model.n_heads} heads")
     # every pruned network from one pass: the output is a fixed linear combination of path contributions
-    contrib = {s: (path_contributions(model, x), y) for s, (x, y) in progress(sets.items(), desc="path contributions",
-                                                                              total=len(sets), unit="set")}
+    contrib = {
+        s: (path_contributions(model, x), y)
+        for s, (x, y) in progress(sets.items(), desc="path contributions", total=len(sets), unit="set")
+    }
 
     def correct(pruned):
         return correct_from_paths(contrib, heads, pruned)
@@ -342,13 +359,25 @@ def evaluate_pruning(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], U
         for k in range(len(theory_steps)):
             theory_ci[k][s] = (float(ci[len(hs) + k, 0]), float(ci[len(hs) + k, 1]))
     return PruningEvaluation(
-        heads=heads, n={s: len(v[1]) for s, v in sets.items()}, base=base, order=ascending(scores),
-        scores=scores, scores_diagonal=diag, single=single, steps=theory_steps,
+        heads=heads,
+        n={s: len(v[1]) for s, v in sets.items()},
+        base=base,
+        order=ascending(scores),
+        scores=scores,
+        scores_diagonal=diag,
+        single=single,
+        steps=theory_steps,
         params_removed_fraction=[params_removed_fraction(model, s) for s in theory_steps],
-        theory=theory_curve, diagonal=diag_curve,
+        theory=theory_curve,
+        diagonal=diag_curve,
         random={s: np.array([[c[k][s] for k in range(len(c))] for c in rand]) for s in sets},
-        correct_base=correct_base, correct_single=correct_single, correct_theory=correct_theory,
-        bootstrap=bootstrap, single_ci=single_ci, theory_ci=theory_ci)
+        correct_base=correct_base,
+        correct_single=correct_single,
+        correct_theory=correct_theory,
+        bootstrap=bootstrap,
+        single_ci=single_ci,
+        theory_ci=theory_ci,
+    )
 
 
 def drops_points(result: Mapping) -> list[float]:

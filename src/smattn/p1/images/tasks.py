@@ -4,7 +4,8 @@ A task on a class split: an ordered pair of distinct classes (c_A, c_B) drawn un
 drawing per class (two distinct drawings drawn uniformly); context A carries label ``label_a`` in {0, 1} drawn
 uniformly, context B the other; the query is the held-out drawing of c_A or c_B with probability 1/2 each; the target
 is y = +1 if the query's class carries label 1, else -1. (The reference's torchmeta picks the two drawings of a class
-deterministically per ordered pair; drawing them uniformly gives the same task distribution, see docs/p1_images.md#tasks.)
+deterministically per ordered pair; drawing them uniformly gives the same task distribution, see
+docs/p1_images.md#tasks.)
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from smattn.p1.images.tokens import SEQ_LEN, TOKEN_DIM, TOKENS_PER_IMAGE, image_
 def _check_images(images: np.ndarray, name: str, min_classes: int = 2) -> np.ndarray:
     images = np.asarray(images)
     if images.ndim != 4 or images.shape[2:] != (32, 32) or images.dtype != np.uint8:
-        raise ValueError(f"{name}: expected uint8 images of shape [classes, drawings, 32, 32], "
-                         f"got {images.dtype} {images.shape}")
+        raise ValueError(
+            f"{name}: expected uint8 images of shape [classes, drawings, 32, 32], got {images.dtype} {images.shape}"
+        )
     if images.shape[0] < min_classes or images.shape[1] < 2:
-        raise ValueError(f"{name}: need at least {min_classes} classes and 2 drawings per class, got {images.shape[:2]}")
+        raise ValueError(
+            f"{name}: need at least {min_classes} classes and 2 drawings per class, got {images.shape[:2]}"
+        )
     return images
 
 
@@ -96,7 +100,7 @@ def tokens_of_images(images: np.ndarray, dataset: str, chunk: int = 2048) -> np.
     flat = np.asarray(images).reshape(-1, 32, 32)
     out = np.empty((flat.shape[0], TOKENS_PER_IMAGE, TOKEN_DIM), dtype=np.float32)
     for i in range(0, flat.shape[0], chunk):
-        out[i:i + chunk] = image_tokens(flat[i:i + chunk], dataset)
+        out[i : i + chunk] = image_tokens(flat[i : i + chunk], dataset)
     return out
 
 
@@ -134,8 +138,10 @@ class TaskSet:
         self.labels = np.asarray(labels, dtype=np.float32)
         self.positions = np.asarray(positions, dtype=np.float32)
         if not (self.image.shape == self.label.shape == (len(self.y), 3)):
-            raise ValueError(f"TaskSet: image {self.image.shape}, label {self.label.shape} and y {self.y.shape} "
-                             "must be [n, 3], [n, 3] and [n]")
+            raise ValueError(
+                f"TaskSet: image {self.image.shape}, label {self.label.shape} and y {self.y.shape} "
+                "must be [n, 3], [n, 3] and [n]"
+            )
         if len(self.image) and (self.image.min() < 0 or self.image.max() >= len(self.tokens)):
             raise ValueError(f"TaskSet: image ids outside 0..{len(self.tokens) - 1}")
 
@@ -171,8 +177,12 @@ class DeviceTaskSet:
 
     def batches(self, size: int):
         for i in range(0, len(self), size):
-            yield (assemble_from_tokens(self.tokens, self.image[i:i + size], self.label[i:i + size], self.labels,
-                                        self.positions), self.y[i:i + size])
+            yield (
+                assemble_from_tokens(
+                    self.tokens, self.image[i : i + size], self.label[i : i + size], self.labels, self.positions
+                ),
+                self.y[i : i + size],
+            )
 
 
 def to_device(a: np.ndarray, device) -> torch.Tensor:
@@ -217,15 +227,17 @@ class TaskSampler:
     def sample(self, rng: np.random.Generator, batch: int) -> TaskBatch:
         """Draw ``batch`` independent tasks with ``rng``."""
         d = self.draw(rng, batch)
-        x = assemble_from_tokens(self.tokens, d.image_index(self.n_drawings), d.label_index(), self.labels,
-                                 self.positions)
+        x = assemble_from_tokens(
+            self.tokens, d.image_index(self.n_drawings), d.label_index(), self.labels, self.positions
+        )
         return TaskBatch(x=x, y=d.targets(), classes=np.stack([d.ca, d.cb], axis=1), query_class=d.query_is_b)
 
     def task_set(self, rng: np.random.Generator, n: int) -> TaskSet:
         """The ``n`` tasks ``sample(rng, n)`` would draw, kept as indices into the token table."""
         d = self.draw(rng, n)
-        return TaskSet(self.tokens, d.image_index(self.n_drawings), d.label_index(), d.targets(), self.labels,
-                       self.positions)
+        return TaskSet(
+            self.tokens, d.image_index(self.n_drawings), d.label_index(), d.targets(), self.labels, self.positions
+        )
 
     def on(self, device) -> DeviceTaskSampler:
         return DeviceTaskSampler(self, device)
@@ -245,18 +257,22 @@ class DeviceTaskSampler:
         self.labels = to_device(sampler.labels, self.device)
         self.positions = to_device(sampler.positions, self.device)
 
-    def sample(self, rng: np.random.Generator, batch: int, out: torch.Tensor | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample(
+        self, rng: np.random.Generator, batch: int, out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         d = self.sampler.draw(rng, batch)
-        packed = np.concatenate([d.image_index(self.sampler.n_drawings), d.label_index(),
-                                 (d.targets() > 0).astype(np.int64)[:, None]], axis=1)  # [B, 7]
+        packed = np.concatenate(
+            [d.image_index(self.sampler.n_drawings), d.label_index(), (d.targets() > 0).astype(np.int64)[:, None]],
+            axis=1,
+        )  # [B, 7]
         idx = to_device(packed, self.device)
         x = assemble_from_tokens(self.tokens, idx[:, :3], idx[:, 3:6], self.labels, self.positions, out=out)
         return x, idx[:, 6].to(torch.float32) * 2.0 - 1.0
 
 
-def ood_sequences(train_images: dict, test_images: dict, dataset: str, labels: np.ndarray,
-                  positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def ood_sequences(
+    train_images: dict, test_images: dict, dataset: str, labels: np.ndarray, positions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """OOD 0-vs-1 sequences (MNIST or Fashion-MNIST) (docs/p1_images.md#tasks).
 
     train_images / test_images: {0: uint8 [n0, 32, 32], 1: uint8 [n1, 32, 32]} resized images of classes 0 and 1.
@@ -269,8 +285,9 @@ def ood_sequences(train_images: dict, test_images: dict, dataset: str, labels: n
     return ts.x(), ts.y
 
 
-def ood_task_set(train_images: dict, test_images: dict, dataset: str, labels: np.ndarray,
-                 positions: np.ndarray) -> TaskSet:
+def ood_task_set(
+    train_images: dict, test_images: dict, dataset: str, labels: np.ndarray, positions: np.ndarray
+) -> TaskSet:
     """The sequences of ``ood_sequences`` as a ``TaskSet`` (token table: the n class-0 training images, the n class-1
     training images, the n test images)."""
     for d, name in ((train_images, "train_images"), (test_images, "test_images")):
@@ -279,8 +296,10 @@ def ood_task_set(train_images: dict, test_images: dict, dataset: str, labels: np
     test = np.concatenate([test_images[0], test_images[1]])
     n = test.shape[0]
     if min(len(train_images[0]), len(train_images[1])) < n:
-        raise ValueError(f"ood_sequences: need >= {n} training images of each class, got "
-                         f"{len(train_images[0])} and {len(train_images[1])}")
+        raise ValueError(
+            f"ood_sequences: need >= {n} training images of each class, got "
+            f"{len(train_images[0])} and {len(train_images[1])}"
+        )
     y = np.concatenate([-np.ones(len(test_images[0])), np.ones(len(test_images[1]))]).astype(np.float32)
     toks = tokens_of_images(np.concatenate([train_images[0][:n], train_images[1][:n], test]), dataset)
     i = np.arange(n)
@@ -290,13 +309,16 @@ def ood_task_set(train_images: dict, test_images: dict, dataset: str, labels: np
 
 
 def balanced_subset(y: np.ndarray, n: int) -> np.ndarray:
-    """Indices of the first n/2 examples with y = +1 followed by the first n/2 with y = -1 (docs/p1_images.md#export)."""
+    """Indices of the first n/2 examples with y = +1 followed by the first n/2 with y = -1
+    (docs/p1_images.md#export)."""
     if n % 2:
         raise ValueError(f"balanced_subset: n must be even, got {n}")
     y = np.asarray(y)
     pos = np.flatnonzero(y > 0)[: n // 2]
     neg = np.flatnonzero(y < 0)[: n // 2]
     if len(pos) < n // 2 or len(neg) < n // 2:
-        raise ValueError(f"balanced_subset: asked for {n // 2} per label, have {int((y > 0).sum())} positive and "
-                         f"{int((y < 0).sum())} negative examples")
+        raise ValueError(
+            f"balanced_subset: asked for {n // 2} per label, have {int((y > 0).sum())} positive and "
+            f"{int((y < 0).sum())} negative examples"
+        )
     return np.concatenate([pos, neg])

@@ -2,8 +2,9 @@
 
 * Loss: mean squared error between the scalar output and y in {-1, +1}; decision = sign of the output.
 * Adam (lr 3e-4, betas (0.9, 0.999), coupled weight decay 5e-5), batch of tasks, ``epochs x steps_per_epoch`` steps.
-* Initialisation: PyTorch defaults (docs/p1_images.md#training). ``value_init_gain`` (1 = the paper's) multiplies the initial value
-  weights W_V of every layer; the laptop scale uses sqrt(3) for the L = 3 model only (see ``build_model``).
+* Initialisation: PyTorch defaults (docs/p1_images.md#training). ``value_init_gain`` (1 = the paper's) multiplies
+  the initial value weights W_V of every layer; the laptop scale uses sqrt(3) for the L = 3 model only
+  (see ``build_model``).
 * Task batch of step ``s`` is drawn with ``numpy.random.default_rng([seed, s])``: the data stream is a pure function of
   the step, so a resumed run sees exactly the batches an uninterrupted run would have seen.
 * Validation accuracy every ``val_every`` steps (and at the last step) on a **fixed** validation set (the reference
@@ -91,8 +92,22 @@ def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
     """TrainConfig of an L = n_layers, H = n_heads model with the paper-scale ``gd_*`` values of config.yaml, then
     ``overrides`` (field names). The paper's value-weight gain is 1 for every model."""
     p = scale_params("p1_images", "paper")
-    keys = ("width", "qk_dim", "epochs", "tasks_per_epoch", "batch", "lr", "weight_decay", "val_every", "n_val",
-            "ckpt_every", "seed", "max_steps", "precision", "compile")
+    keys = (
+        "width",
+        "qk_dim",
+        "epochs",
+        "tasks_per_epoch",
+        "batch",
+        "lr",
+        "weight_decay",
+        "val_every",
+        "n_val",
+        "ckpt_every",
+        "seed",
+        "max_steps",
+        "precision",
+        "compile",
+    )
     kw = {k: p[f"gd_{k}"] for k in keys}
     return TrainConfig(**{"n_layers": n_layers, "n_heads": n_heads, **kw, **overrides})
 
@@ -124,7 +139,7 @@ def predict(model: nn.Module, x: np.ndarray | torch.Tensor, batch: int = 512, de
     model.eval()
     out = []
     for i in range(0, len(x), batch):
-        xb = x[i:i + batch]
+        xb = x[i : i + batch]
         xb = xb.to(device, torch.float32) if torch.is_tensor(xb) else to_device(np.asarray(xb, np.float32), device)
         out.append(model(xb).double().cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0)
@@ -209,8 +224,9 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> 
     """Adam (betas 0.9, 0.999, coupled weight decay); the fused kernel on a CUDA device (no host sync in a scaled
     step), the default implementation elsewhere (the CPU numbers of the original loop)."""
     fused = True if device.type == "cuda" else None
-    return torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay,
-                            fused=fused)
+    return torch.optim.Adam(
+        model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay, fused=fused
+    )
 
 
 class TrainStep:
@@ -233,8 +249,16 @@ class TrainStep:
         return loss.detach()
 
 
-def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint: str | os.PathLike, device=None,
-          progress: bool = True, stop_after: int | None = None, reuse_finished: bool = False) -> dict:
+def train(
+    cfg: TrainConfig,
+    train_sampler: TaskSampler,
+    val: TaskSet,
+    checkpoint: str | os.PathLike,
+    device=None,
+    progress: bool = True,
+    stop_after: int | None = None,
+    reuse_finished: bool = False,
+) -> dict:
     """Train (or resume) and return the final checkpoint dict.
 
     train_sampler: tasks of the training classes; val: the fixed validation set (``TaskSampler.task_set``).
@@ -249,36 +273,64 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint
     model = build_model(cfg).to(device)
     opt = make_optimizer(model, cfg, device)
     step_fn = TrainStep(model, opt, cfg, device)
-    state = {"step": 0, "best_val_acc": -1.0, "best_step": -1, "best_model": None,
-             "history": {"step": [], "loss": [], "val_acc": [], "val_step": [], "wall_s": [], "session_steps": [],
-                         "session_seconds": [], "session_batch_seconds": []}}
+    state = {
+        "step": 0,
+        "best_val_acc": -1.0,
+        "best_step": -1,
+        "best_model": None,
+        "history": {
+            "step": [],
+            "loss": [],
+            "val_acc": [],
+            "val_step": [],
+            "wall_s": [],
+            "session_steps": [],
+            "session_seconds": [],
+            "session_batch_seconds": [],
+        },
+    }
     ck = load_checkpoint(ckpt_path, map_location=device) if ckpt_path.exists() else None
     if ck is not None and ck.get("done") and not reuse_finished:
-        print(f"[train] {ckpt_path} holds a finished run: not reused (pass reuse_finished to reuse it); training "
-              "from step 0", flush=True)
+        print(
+            f"[train] {ckpt_path} holds a finished run: not reused (pass reuse_finished to reuse it); training "
+            "from step 0",
+            flush=True,
+        )
         ck = None
     if ck is not None:
         if ck["hparams"] != model.hparams():
             raise ValueError(f"checkpoint {ckpt_path} has model {ck['hparams']}, config asks for {model.hparams()}")
         if ck["config"]["seed"] != cfg.seed or ck["config"]["batch"] != cfg.batch:
-            raise ValueError(f"checkpoint {ckpt_path} was trained with seed/batch {ck['config']['seed']}/"
-                             f"{ck['config']['batch']}, config asks for {cfg.seed}/{cfg.batch}")
+            raise ValueError(
+                f"checkpoint {ckpt_path} was trained with seed/batch {ck['config']['seed']}/"
+                f"{ck['config']['batch']}, config asks for {cfg.seed}/{cfg.batch}"
+            )
         ck_gain = float(ck["config"].get("value_init_gain", 1.0))  # states written before the key existed: 1
         if ck_gain != float(cfg.value_init_gain):
-            raise ValueError(f"checkpoint {ckpt_path} was initialised with value_init_gain {ck_gain}, config asks "
-                             f"for {cfg.value_init_gain}")
+            raise ValueError(
+                f"checkpoint {ckpt_path} was initialised with value_init_gain {ck_gain}, config asks "
+                f"for {cfg.value_init_gain}"
+            )
         ck_precision = ck["config"].get("precision", "fp32")
         if ck_precision != cfg.precision:
-            raise ValueError(f"checkpoint {ckpt_path} was trained with precision {ck_precision}, config asks for "
-                             f"{cfg.precision}")
+            raise ValueError(
+                f"checkpoint {ckpt_path} was trained with precision {ck_precision}, config asks for {cfg.precision}"
+            )
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         if ck.get("scaler"):
             step_fn.scaler.load_state_dict(ck["scaler"])
-        state.update(step=int(ck["step"]), best_val_acc=float(ck["best_val_acc"]), best_step=int(ck["best_step"]),
-                     best_model=ck["best_model"], history={k: list(ck["history"].get(k, [])) for k in state["history"]})
-        print(f"[train] resumed from {ckpt_path} at step {state['step']} (best val acc {state['best_val_acc']:.4f})",
-              flush=True)
+        state.update(
+            step=int(ck["step"]),
+            best_val_acc=float(ck["best_val_acc"]),
+            best_step=int(ck["best_step"]),
+            best_model=ck["best_model"],
+            history={k: list(ck["history"].get(k, [])) for k in state["history"]},
+        )
+        print(
+            f"[train] resumed from {ckpt_path} at step {state['step']} (best val acc {state['best_val_acc']:.4f})",
+            flush=True,
+        )
 
     total = cfg.total_steps
     tasks = train_sampler.on(device)
@@ -288,11 +340,19 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint
     pending_from = state["step"]
 
     def snapshot(done: bool) -> dict:
-        return {"hparams": model.hparams(), "step": state["step"],
-                "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-                "optimizer": opt.state_dict(), "scaler": step_fn.scaler.state_dict(),
-                "best_model": state["best_model"], "best_val_acc": state["best_val_acc"],
-                "best_step": state["best_step"], "history": state["history"], "config": asdict(cfg), "done": done}
+        return {
+            "hparams": model.hparams(),
+            "step": state["step"],
+            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            "optimizer": opt.state_dict(),
+            "scaler": step_fn.scaler.state_dict(),
+            "best_model": state["best_model"],
+            "best_val_acc": state["best_val_acc"],
+            "best_step": state["best_step"],
+            "history": state["history"],
+            "config": asdict(cfg),
+            "done": done,
+        }
 
     def flush_losses():
         """Read the pending losses (one host sync), stop on a non-finite one, append them to the history."""
@@ -302,8 +362,10 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint
         values = torch.stack(pending).double().cpu().tolist()
         for i, v in enumerate(values):
             if not math.isfinite(v):
-                raise FloatingPointError(f"training loss became {v} at step {pending_from + i}; the checkpoint "
-                                         f"{ckpt_path} is left as it was before step {pending_from}")
+                raise FloatingPointError(
+                    f"training loss became {v} at step {pending_from + i}; the checkpoint "
+                    f"{ckpt_path} is left as it was before step {pending_from}"
+                )
         state["history"]["loss"].extend(values)
         pending, pending_from = [], state["step"]
         bar.set_postfix(loss=f"{values[-1]:.4f}", val_acc=f"{last_val:.4f}", refresh=False)
@@ -315,8 +377,11 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint
         state["history"]["val_acc"].append(acc)
         state["history"]["val_step"].append(state["step"])
         if acc > state["best_val_acc"]:
-            state.update(best_val_acc=acc, best_step=state["step"],
-                         best_model={k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+            state.update(
+                best_val_acc=acc,
+                best_step=state["step"],
+                best_model={k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            )
         return acc
 
     def end_session():
@@ -325,8 +390,15 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint
         state["history"]["session_batch_seconds"].append(batch_seconds)
 
     model.train()
-    bar = tqdm(total=total, initial=state["step"], desc="train", unit="step", disable=not progress,
-               mininterval=5.0, dynamic_ncols=True)
+    bar = tqdm(
+        total=total,
+        initial=state["step"],
+        desc="train",
+        unit="step",
+        disable=not progress,
+        mininterval=5.0,
+        dynamic_ncols=True,
+    )
     start_step, t0, batch_seconds = state["step"], time.time(), 0.0
     last_val = state["history"]["val_acc"][-1] if state["history"]["val_acc"] else float("nan")
     with precision_context(cfg.precision, device):
@@ -360,7 +432,10 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val: TaskSet, checkpoint
     save_checkpoint(final, ckpt_path)
     elapsed = time.time() - t0
     n = state["step"] - start_step
-    print(f"[train] {n} steps in {elapsed:.1f} s ({n / max(elapsed, 1e-9):.2f} steps/s, batches "
-          f"{1e3 * batch_seconds / max(n, 1):.2f} ms/step); best val acc {state['best_val_acc']:.4f} at step "
-          f"{state['best_step']}", flush=True)
+    print(
+        f"[train] {n} steps in {elapsed:.1f} s ({n / max(elapsed, 1e-9):.2f} steps/s, batches "
+        f"{1e3 * batch_seconds / max(n, 1):.2f} ms/step); best val acc {state['best_val_acc']:.4f} at step "
+        f"{state['best_step']}",
+        flush=True,
+    )
     return final

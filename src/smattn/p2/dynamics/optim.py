@@ -39,8 +39,14 @@ class TransformersAdamW(torch.optim.Optimizer):
     Dense gradients only. State per parameter: ``step`` (int), ``exp_avg`` and ``exp_avg_sq`` (parameter shape).
     """
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
-                 weight_decay: float = 0.0):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-6,
+        weight_decay: float = 0.0,
+    ):
         if not lr > 0:
             raise ValueError(f"TransformersAdamW: lr must be > 0, got {lr}")
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
@@ -93,8 +99,14 @@ class FusedTransformersAdamW(torch.optim.AdamW):
     step (true for the TREC model, whose embedding gradient is dense); a missing gradient raises.
     """
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
-                 weight_decay: float = 0.0):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-6,
+        weight_decay: float = 0.0,
+    ):
         if not eps > 0:
             raise ValueError(f"FusedTransformersAdamW: eps must be > 0, got {eps}")
         if not weight_decay >= 0:

@@ -11,11 +11,23 @@ import numpy as np
 
 from smattn.p2.trajectories import first_crossing
 
-__all__ = ["start_similarity", "half_rise_steps", "max_change", "flat_steps", "gram_angle", "summarise",
-           "band_verdict", "QUANTITIES"]
+__all__ = [
+    "start_similarity",
+    "half_rise_steps",
+    "max_change",
+    "flat_steps",
+    "gram_angle",
+    "summarise",
+    "band_verdict",
+    "QUANTITIES",
+]
 
-QUANTITIES = ("start_similarity[layer=1]", "start_similarity[layer=2]", "steps_to_half[layer=1]",
-              "steps_to_half[layer=2]")
+QUANTITIES = (
+    "start_similarity[layer=1]",
+    "start_similarity[layer=2]",
+    "steps_to_half[layer=1]",
+    "steps_to_half[layer=2]",
+)
 
 
 def start_similarity(S) -> np.ndarray:
@@ -55,9 +67,12 @@ def gram_angle(S_to_first) -> np.ndarray:
 
 def summarise(S1, S2) -> dict[str, np.ndarray]:
     """Per-repetition values of :data:`QUANTITIES` from layer trajectories S1, S2 of shape (reps, steps)."""
-    return {"start_similarity[layer=1]": start_similarity(S1), "start_similarity[layer=2]": start_similarity(S2),
-            "steps_to_half[layer=1]": half_rise_steps(S1).astype(np.float64),
-            "steps_to_half[layer=2]": half_rise_steps(S2).astype(np.float64)}
+    return {
+        "start_similarity[layer=1]": start_similarity(S1),
+        "start_similarity[layer=2]": start_similarity(S2),
+        "steps_to_half[layer=1]": half_rise_steps(S1).astype(np.float64),
+        "steps_to_half[layer=2]": half_rise_steps(S2).astype(np.float64),
+    }
 
 
 def band_verdict(ours: np.ndarray, published: np.ndarray) -> tuple[bool, str]:

@@ -16,6 +16,7 @@ The state evolution around it is the authors' procedure: teacher Z = Q^{1/2} xi 
 V = I - Q + Delta I, Q <- eta Qhat (I + Qhat)^{-1} + (1 - eta) Q symmetrised, a fixed number of iterations, fresh
 teacher and box points at every iteration (so the iterates fluctuate; the result is their mean over the last ones).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,7 @@ from .attention_link import (
 from .overlaps import clip_overlap, sqrtm_psd
 from .state_evolution import channel_covariance, overlap_update
 
-__all__ = ["AuthorsSettings", "authors_g_out", "authors_channel_average", "AuthorsSEResult",
-           "authors_state_evolution"]
+__all__ = ["AuthorsSettings", "authors_g_out", "authors_channel_average", "AuthorsSEResult", "authors_state_evolution"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,9 @@ def _inv_apply(z, v, c):
     """A_c(z)^{-1} v and det A_c(z) for z, v (..., 2)."""
     p, q = softmax_entries(z)
     i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
-    return np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1), \
-        skip_matrix_det(p, q, c)
+    return np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1), skip_matrix_det(
+        p, q, c
+    )
 
 
 def _dot(a, b):
@@ -81,17 +82,17 @@ def _box_average(x, omega, P, c, pts, want_numerator):
     y1, det2 = _inv_apply(a2, np.broadcast_to(x[:, None, :], a2.shape), c)
     z3, det1 = _inv_apply(z1, y1, c)
     inv_det = 1.0 / np.abs(det1 * det2)
-    D = [z1 - omega[:, None, 0, :], z2 - omega[:, None, 1, :]]                     # (m, G, 2) each
+    D = [z1 - omega[:, None, 0, :], z2 - omega[:, None, 1, :]]  # (m, G, 2) each
     base = P[0, 0] * _dot(D[0], D[0]) + 2.0 * P[0, 1] * _dot(D[0], D[1]) + P[1, 1] * _dot(D[1], D[1])
     tot = np.zeros(z1.shape[:2])
     num = np.zeros((x.shape[0], 3, 2)) if want_numerator else None
     for s in (1.0, -1.0):
-        D3 = s * z3 - omega[:, None, 2, :]                                           # (m, G, 2)
+        D3 = s * z3 - omega[:, None, 2, :]  # (m, G, 2)
         quad = base + 2.0 * (P[0, 2] * _dot(D[0], D3) + P[1, 2] * _dot(D[1], D3)) + P[2, 2] * _dot(D3, D3)
-        w = np.exp(-0.5 * quad) * inv_det                                            # (m, G)
+        w = np.exp(-0.5 * quad) * inv_det  # (m, G)
         tot += w
         if want_numerator:
-            wD = np.stack([np.einsum("ng,ngt->nt", w, d) for d in (D[0], D[1], D3)], axis=1)   # (m, 3, 2)
+            wD = np.stack([np.einsum("ng,ngt->nt", w, d) for d in (D[0], D[1], D3)], axis=1)  # (m, 3, 2)
             num += np.einsum("ab,nbt->nat", P, wD) / w.shape[1]
     return tot.mean(axis=1), num
 
@@ -108,7 +109,7 @@ def authors_g_out(ell, omega, V, c: float, rng: np.random.Generator, settings: A
         raise ValueError(f"need omega (n, 3, 2) and ell (n, 2); got {omega.shape}, {ell.shape}")
     V = 0.5 * (np.asarray(V, dtype=np.float64) + np.asarray(V, dtype=np.float64).T)
     P = np.linalg.inv(V)
-    half = settings.box * np.diag(sqrtm_psd(P))                                      # m_k = 3 (V^{-1/2})_kk
+    half = settings.box * np.diag(sqrtm_psd(P))  # m_k = 3 (V^{-1/2})_kk
     lo = np.array([-half[0], -half[0], -half[1], -half[1]])
     s = ell[:, 0] + ell[:, 1]
     r = np.sqrt(s + settings.sqrt_eps)
@@ -129,8 +130,9 @@ def authors_g_out(ell, omega, V, c: float, rng: np.random.Generator, settings: A
     return g, z_out, z_out < settings.floor
 
 
-def authors_channel_average(Q, c: float, xi, U, rng: np.random.Generator, *, v_reg: float = 1e-3,
-                            settings: AuthorsSettings = AuthorsSettings()) -> dict:
+def authors_channel_average(
+    Q, c: float, xi, U, rng: np.random.Generator, *, v_reg: float = 1e-3, settings: AuthorsSettings = AuthorsSettings()
+) -> dict:
     """R(Q) (3, 3) = E sum_t g_t g_t^T with the authors' estimator, on the teacher draws xi, U (n, 3, 2).
 
     Returns dict with R, R_se, floor_fraction (share of samples whose Z_out was floored) and median_z_out.
@@ -141,14 +143,19 @@ def authors_channel_average(Q, c: float, xi, U, rng: np.random.Generator, *, v_r
     Z = omega + np.einsum("ab,nbt->nat", sqrtm_psd(V), U)
     g, z, floored = authors_g_out(link_logits(Z, c), omega, V, c, rng, settings)
     per = np.einsum("nat,nbt->nab", g, g)
-    return {"R": per.mean(0), "R_se": per.std(0, ddof=1) / np.sqrt(len(per)), "floor_fraction": float(floored.mean()),
-            "median_z_out": float(np.median(z))}
+    return {
+        "R": per.mean(0),
+        "R_se": per.std(0, ddof=1) / np.sqrt(len(per)),
+        "floor_fraction": float(floored.mean()),
+        "median_z_out": float(np.median(z)),
+    }
 
 
 @dataclass
 class AuthorsSEResult:
     """Iterates (iters + 1, 3, 3) of the authors' SE, the mean (3, 3) and standard error (3, 3) of the last
     `tail` iterates, and the floor fraction per iteration (iters,)."""
+
     history: np.ndarray
     Q_mean: np.ndarray
     Q_se: np.ndarray
@@ -156,17 +163,30 @@ class AuthorsSEResult:
     tail: int
 
 
-def authors_state_evolution(alpha: float, c: float = 1.0, *, q0, iterations: int, n_samples: int, seed: int = 0,
-                            damping: float = 0.6, v_reg: float = 1e-3, tail: int = 5,
-                            settings: AuthorsSettings = AuthorsSettings(), progress_bar=None) -> AuthorsSEResult:
+def authors_state_evolution(
+    alpha: float,
+    c: float = 1.0,
+    *,
+    q0,
+    iterations: int,
+    n_samples: int,
+    seed: int = 0,
+    damping: float = 0.6,
+    v_reg: float = 1e-3,
+    tail: int = 5,
+    settings: AuthorsSettings = AuthorsSettings(),
+    progress_bar=None,
+) -> AuthorsSEResult:
     """The authors' depth-3 SE iterated `iterations` times from q0 (scalar: q0 I; or a (3, 3) matrix).
 
     n_samples teacher draws per iteration (fresh each time); damping = weight of the new iterate (their 0.6).
     progress_bar: an optional object with update(1) (smattn.progress.progress) called once per iteration.
     """
     if alpha < 0 or iterations < 1 or n_samples < 2 or not 1 <= tail <= iterations:
-        raise ValueError(f"need alpha >= 0, iterations >= 1, n_samples >= 2, 1 <= tail <= iterations; got "
-                         f"{alpha}, {iterations}, {n_samples}, {tail}")
+        raise ValueError(
+            f"need alpha >= 0, iterations >= 1, n_samples >= 2, 1 <= tail <= iterations; got "
+            f"{alpha}, {iterations}, {n_samples}, {tail}"
+        )
     rng = np.random.default_rng(seed)
     Q = q0 * np.eye(3) if np.ndim(q0) == 0 else np.array(q0, dtype=np.float64)
     hist, floors = [Q.copy()], []

@@ -6,6 +6,7 @@ from the observation (z_L = s B^{-1} x(y), s = +-1, weight 1 / |det B|) and the 
 target / proposal give the posterior moments.  Slow and noisy per sample, but with a known effective sample size;
 it cross-checks the fixed points of the state evolution (docs/p2_theory.md, "Depth 3").
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,12 +31,23 @@ __all__ = ["bruteforce_moments", "bruteforce_update"]
 def _inv_apply(z, v, c):
     p, q = softmax_entries(z)
     i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
-    return (np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1),
-            np.log(skip_matrix_det(p, q, c)))
+    return (
+        np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1),
+        np.log(skip_matrix_det(p, q, c)),
+    )
 
 
-def bruteforce_moments(ell, omega, V, c: float, rng: np.random.Generator, *, n_points: int = 200_000,
-                       spread: float = 1.5, chunk_points: int = 50_000):
+def bruteforce_moments(
+    ell,
+    omega,
+    V,
+    c: float,
+    rng: np.random.Generator,
+    *,
+    n_points: int = 200_000,
+    spread: float = 1.5,
+    chunk_points: int = 50_000,
+):
     """Posterior mean (n, L, 2) and effective sample size (n,) by importance sampling, n_points per sample.
 
     ell: (n, 2) logits; omega: (n, L, 2), L in (2, 3); V: (L, L) SPD.  The proposal of the integrated layers is
@@ -57,7 +69,7 @@ def bruteforce_moments(ell, omega, V, c: float, rng: np.random.Generator, *, n_p
         for j0 in range(0, int(n_points), int(chunk_points)):
             m = min(int(chunk_points), int(n_points) - j0)
             u = rng.standard_normal((m, L - 1, 2))
-            zs = omega[i, None, :L - 1, :] + sd[None, :L - 1, None] * u                  # (m, L-1, 2)
+            zs = omega[i, None, : L - 1, :] + sd[None, : L - 1, None] * u  # (m, L-1, 2)
             if L == 2:
                 zl, logdet = _inv_apply(zs[:, 0], np.broadcast_to(x[i], (m, 2)), c)
             else:
@@ -65,9 +77,9 @@ def bruteforce_moments(ell, omega, V, c: float, rng: np.random.Generator, *, n_p
                 y1, ld2 = _inv_apply(a2, np.broadcast_to(x[i], (m, 2)), c)
                 zl, ld1 = _inv_apply(zs[:, 0], y1, c)
                 logdet = ld1 + ld2
-            lq = -0.5 * np.sum(u * u, axis=(1, 2))                                       # proposal, constants dropped
+            lq = -0.5 * np.sum(u * u, axis=(1, 2))  # proposal, constants dropped
             for s in (1.0, -1.0):
-                Z = np.concatenate([zs, s * zl[:, None, :]], axis=1)                      # (m, L, 2)
+                Z = np.concatenate([zs, s * zl[:, None, :]], axis=1)  # (m, L, 2)
                 D = Z - omega[i]
                 logs.append(-0.5 * np.einsum("kat,ab,kbt->k", D, P, D) - logdet - lq)
                 first.append(zs)
@@ -78,14 +90,23 @@ def bruteforce_moments(ell, omega, V, c: float, rng: np.random.Generator, *, n_p
         w /= w.sum()
         zs_all = np.concatenate(first)
         zl_all = np.concatenate(lasts)
-        mean[i, :L - 1] = np.einsum("k,kat->at", w, zs_all)
+        mean[i, : L - 1] = np.einsum("k,kat->at", w, zs_all)
         mean[i, L - 1] = w @ zl_all
         ess[i] = 1.0 / np.sum(w * w)
     return mean, ess
 
 
-def bruteforce_update(Q, alpha: float, c: float, draws: TeacherDraws, rng: np.random.Generator, *,
-                      v_reg: float = 1e-3, n_points: int = 200_000, quad: QuadratureSettings | None = None) -> dict:
+def bruteforce_update(
+    Q,
+    alpha: float,
+    c: float,
+    draws: TeacherDraws,
+    rng: np.random.Generator,
+    *,
+    v_reg: float = 1e-3,
+    n_points: int = 200_000,
+    quad: QuadratureSettings | None = None,
+) -> dict:
     """One undamped SE update Q -> (alpha R)(I + alpha R)^{-1} with R from the brute-force posterior, on draws.
 
     Q: (L, L); draws: teacher draws (n, L, 2) (use a subset of the SE's draws).  If quad is given, the grid
@@ -100,9 +121,13 @@ def bruteforce_update(Q, alpha: float, c: float, draws: TeacherDraws, rng: np.ra
     mean, ess = bruteforce_moments(link_logits(Z, c), omega, V, c, rng, n_points=n_points)
     g = np.einsum("ab,nbt->nat", np.linalg.inv(V), mean - omega)
     per = np.einsum("nat,nbt->nab", g, g)
-    out = {"R": per.mean(0), "R_se": per.std(0, ddof=1) / np.sqrt(len(per)),
-           "Q_update": overlap_update(alpha * per.mean(0)), "min_ess": float(ess.min()),
-           "median_ess": float(np.median(ess))}
+    out = {
+        "R": per.mean(0),
+        "R_se": per.std(0, ddof=1) / np.sqrt(len(per)),
+        "Q_update": overlap_update(alpha * per.mean(0)),
+        "min_ess": float(ess.min()),
+        "median_ess": float(np.median(ess)),
+    }
     if quad is not None:
         gg, _, mom = g_out(link_logits(Z, c), omega, V, c, quad, jacobian=False)
         per_g = np.einsum("nat,nbt->nab", gg, gg)

@@ -4,6 +4,7 @@ API for other groups: run_gamp(d, alpha, n_iter, seed, damping, ..., init=None) 
 M (iters, p, p) = W_hat W^T / d, Q (iters, p, p) = W_hat W_hat^T / d and the plug-in test error (iters,);
 init=GampInit(overlap) starts from an informed estimate (docs/p2_dynamics.md#gamp-iterations).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ class GampInit:
     q > m with a smaller variance mimics the state a random start drifts into (docs/p2_dynamics.md#gamp-iterations).
     W_hat^0 does not depend on the data, so the first step needs no Onsager term (g_out^{-1} = 0).
     """
+
     overlap: tuple
     self_overlap: tuple | None = None
     variance: tuple | None = None
@@ -39,7 +41,7 @@ class GampInit:
         if m.ndim != 1 or not np.all((m >= 0) & (m < 1)):
             raise ValueError(f"GampInit.overlap must be one value in [0, 1) per layer, got {self.overlap!r}")
         q = m if self.self_overlap is None else np.asarray(self.self_overlap, dtype=np.float64)
-        if q.shape != m.shape or not np.all(q >= m ** 2):
+        if q.shape != m.shape or not np.all(q >= m**2):
             raise ValueError(f"GampInit.self_overlap needs one value >= overlap^2 per layer, got {self.self_overlap!r}")
         v = 1.0 - q if self.variance is None else np.asarray(self.variance, dtype=np.float64)
         if v.shape != m.shape or not np.all(v > 0):
@@ -53,10 +55,10 @@ class GampInit:
             raise ValueError(f"GampInit.overlap has {m.size} entries for {p} layers")
         q = m if self.self_overlap is None else np.asarray(self.self_overlap, dtype=np.float64)
         v = 1.0 - q if self.variance is None else np.asarray(self.variance, dtype=np.float64)
-        basis, _ = np.linalg.qr(W.T)                                            # (d, p) orthonormal span of the teacher
+        basis, _ = np.linalg.qr(W.T)  # (d, p) orthonormal span of the teacher
         xi = xi - (xi @ basis) @ basis.T
         xi *= np.sqrt(d) / np.linalg.norm(xi, axis=1, keepdims=True)
-        return m[:, None] * W + np.sqrt(q - m ** 2)[:, None] * xi, np.diag(v)
+        return m[:, None] * W + np.sqrt(q - m**2)[:, None] * xi, np.diag(v)
 
 
 @dataclass
@@ -68,6 +70,7 @@ class GampResult:
     A: (n_iter, p, p); min_ess: (n_iter,) smallest effective node count of the denoiser; W_hat, W (p, d);
     M0, Q0: (p, p) overlaps of the start W_hat^0.
     """
+
     M: np.ndarray
     Q: np.ndarray
     test_error: np.ndarray
@@ -88,10 +91,24 @@ def make_data(W, n, rng, c):
     return X, link_logits(Z, c), Z
 
 
-def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float = 0.8, c: float = 1.0,
-             L: int = 2, lam: float = 0.0, n_test: int = 1000, v_reg: float = 1e-3,
-             quad: QuadratureSettings = DEFAULT_QUADRATURE, init: GampInit | None = None,
-             onsager_v_reg: bool = False, progress_desc: str | None = None, observer=None) -> GampResult:
+def run_gamp(
+    d: int,
+    alpha: float,
+    n_iter: int,
+    seed: int = 0,
+    *,
+    damping: float = 0.8,
+    c: float = 1.0,
+    L: int = 2,
+    lam: float = 0.0,
+    n_test: int = 1000,
+    v_reg: float = 1e-3,
+    quad: QuadratureSettings = DEFAULT_QUADRATURE,
+    init: GampInit | None = None,
+    onsager_v_reg: bool = False,
+    progress_desc: str | None = None,
+    observer=None,
+) -> GampResult:
     """Run GAMP on synthetic data of dimension d with n = floor(alpha d) samples.
 
     damping: weight of the new iterate (reference 0.8); lam: side-information strength (S = sqrt(lam) W + noise);
@@ -150,6 +167,15 @@ def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float
         rec["A"].append(A)
         rec["ess"].append(float(mom.ess.min()))
         M_prev = M
-    return GampResult(M=np.array(rec["M"]), Q=np.array(rec["Q"]), test_error=np.array(rec["err"]),
-                      delta=np.array(rec["delta"]), A=np.array(rec["A"]), min_ess=np.array(rec["ess"]),
-                      W_hat=W_hat, W=W, M0=M0, Q0=Q0)
+    return GampResult(
+        M=np.array(rec["M"]),
+        Q=np.array(rec["Q"]),
+        test_error=np.array(rec["err"]),
+        delta=np.array(rec["delta"]),
+        A=np.array(rec["A"]),
+        min_ess=np.array(rec["ess"]),
+        W_hat=W_hat,
+        W=W,
+        M0=M0,
+        Q0=Q0,
+    )

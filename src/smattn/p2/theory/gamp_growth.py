@@ -6,6 +6,7 @@ Q11' = (1 - eta) m1 + eta [Qhat (I + Qhat)^{-1}]_11 with Qhat = alpha R(diag(m1,
 GAMP's first step (which needs no Onsager term: the start does not depend on the data) must match Q11' / m1 up to
 finite-size fluctuations.  Later steps are reported as well.  docs/p2_dynamics.md#gamp-iterations.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ class GrowthRuns:
     q11: (runs, n_iter + 1) self-overlap Q_11; m2_cos: (runs, n_iter + 1) cosine M_22 / sqrt(Q_22 |w_2|^2/d);
     a11: (runs, n_iter) the first-layer entry of A (GAMP's estimate of Qhat_11).
     """
+
     m1: np.ndarray
     ratio: np.ndarray
     q11: np.ndarray
@@ -46,10 +48,22 @@ class GrowthRuns:
         return float(r.mean()), float(r.std(ddof=1) / np.sqrt(r.size)) if r.size > 1 else float("nan")
 
 
-def gamp_growth_runs(d: int, alpha: float, m1: float, q2: float, seeds, n_iter: int = 1, *, damping: float = 0.8,
-                     c: float = 1.0, v_reg: float = 1e-3, quad: QuadratureSettings | None = None,
-                     self_overlap1: float | None = None, variance1: float | None = None,
-                     onsager_v_reg: bool = False) -> GrowthRuns:
+def gamp_growth_runs(
+    d: int,
+    alpha: float,
+    m1: float,
+    q2: float,
+    seeds,
+    n_iter: int = 1,
+    *,
+    damping: float = 0.8,
+    c: float = 1.0,
+    v_reg: float = 1e-3,
+    quad: QuadratureSettings | None = None,
+    self_overlap1: float | None = None,
+    variance1: float | None = None,
+    onsager_v_reg: bool = False,
+) -> GrowthRuns:
     """GAMP runs (one per seed) of n_iter iterations from GampInit((m1, q2)) at dimension d.
 
     self_overlap1, variance1: an off-Nishimori start of the first layer (Q^0_11 and C_hat^0_11; default m1 and
@@ -66,8 +80,18 @@ def gamp_growth_runs(d: int, alpha: float, m1: float, q2: float, seeds, n_iter: 
     init = GampInit((m1, q2), self_overlap=(q1, q2), variance=(v1, 1.0 - q2))
     out = {k: [] for k in ("m1", "q11", "cos", "a11")}
     for seed in progress(seeds, desc=f"GAMP growth d={d}"):
-        r = run_gamp(d, alpha, n_iter, seed=seed, damping=damping, c=c, v_reg=v_reg, quad=quad, init=init,
-                     onsager_v_reg=onsager_v_reg)
+        r = run_gamp(
+            d,
+            alpha,
+            n_iter,
+            seed=seed,
+            damping=damping,
+            c=c,
+            v_reg=v_reg,
+            quad=quad,
+            init=init,
+            onsager_v_reg=onsager_v_reg,
+        )
         M = np.concatenate([r.M0[None], r.M])
         Q = np.concatenate([r.Q0[None], r.Q])
         out["m1"].append(M[:, 0, 0])
@@ -75,13 +99,27 @@ def gamp_growth_runs(d: int, alpha: float, m1: float, q2: float, seeds, n_iter: 
         out["cos"].append(M[:, 1, 1] / np.sqrt(Q[:, 1, 1] * np.mean(r.W[1] ** 2)))
         out["a11"].append(r.A[:, 0, 0])
     m = np.array(out["m1"])
-    return GrowthRuns(m1=m, ratio=m[:, 1:] / m[:, :-1], q11=np.array(out["q11"]), m2_cos=np.array(out["cos"]),
-                      a11=np.array(out["a11"]))
+    return GrowthRuns(
+        m1=m,
+        ratio=m[:, 1:] / m[:, :-1],
+        q11=np.array(out["q11"]),
+        m2_cos=np.array(out["cos"]),
+        a11=np.array(out["a11"]),
+    )
 
 
-def se_growth_ratio(alpha: float, m1: float, q2: float, *, damping: float = 0.8, c: float = 1.0,
-                    v_reg: float = 1e-3, n_samples: int = 20000, seed: int = 0,
-                    quad: QuadratureSettings | None = None) -> dict:
+def se_growth_ratio(
+    alpha: float,
+    m1: float,
+    q2: float,
+    *,
+    damping: float = 0.8,
+    c: float = 1.0,
+    v_reg: float = 1e-3,
+    n_samples: int = 20000,
+    seed: int = 0,
+    quad: QuadratureSettings | None = None,
+) -> dict:
     """State-evolution prediction of m1(1)/m1(0) for one damped step from Q = diag(m1, q2) (quad: default SE_QUAD).
 
     Returns dict with ratio, ratio_se (Monte-Carlo standard error of the teacher average, propagated through the
@@ -98,6 +136,12 @@ def se_growth_ratio(alpha: float, m1: float, q2: float, *, damping: float = 0.8,
     h = alpha * avg["R"][0, 0]
     ratio_se = damping * alpha * avg["R_se"][0, 0] / (1.0 + h) ** 2 / m1
     lin = channel_average(np.diag([0.0, q2]), c, draws, quad, want_k1=True, v_reg=v_reg)
-    return {"ratio": float(ratio), "ratio_se": float(ratio_se),
-            "ratio_linear": float(1.0 - damping + damping * alpha * lin["K1"]), "K1": lin["K1"],
-            "K1_se": lin["K1_se"], "R11": float(avg["R"][0, 0]), "R22": float(avg["R"][1, 1])}
+    return {
+        "ratio": float(ratio),
+        "ratio_se": float(ratio_se),
+        "ratio_linear": float(1.0 - damping + damping * alpha * lin["K1"]),
+        "K1": lin["K1"],
+        "K1_se": lin["K1_se"],
+        "R11": float(avg["R"][0, 0]),
+        "R22": float(avg["R"][1, 1]),
+    }

@@ -3,6 +3,7 @@ the authors plot.
 
 All errors are squared Frobenius norms of the 2x2 attention output, 2[(dy01)^2 + (dy10)^2].
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -2,6 +2,7 @@
 
 With optional side information S = sqrt(lam) W + noise (the workflow runs with lam = 0).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -8,6 +8,7 @@
     alpha(q2) = q2 / ((1 - q2) R_2(q2)) and K1(q2) = E || d g_out[1] / d omega[1] ||_F^2; the first layer becomes
     unstable where alpha(q2) K1(q2) = 1, i.e. q2 K1(q2) = (1 - q2) R_2(q2).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +20,15 @@ from .channel_denoiser import posterior_moments
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 from .state_evolution import TeacherDraws, channel_average, draw_teacher
 
-__all__ = ["initial_operator", "alpha_last", "first_layer_literal", "phase_two_curve", "alpha_first",
-           "Thresholds", "thresholds"]
+__all__ = [
+    "initial_operator",
+    "alpha_last",
+    "first_layer_literal",
+    "phase_two_curve",
+    "alpha_first",
+    "Thresholds",
+    "thresholds",
+]
 
 
 def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = DEFAULT_QUADRATURE):
@@ -35,20 +43,25 @@ def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = D
     mom = posterior_moments(ell, np.zeros_like(Z), np.eye(L), c, quad)
     G = np.empty((Z.shape[0], L, 2, 2))
     for a in range(L):
-        blk = mom.cov[:, 2 * a:2 * a + 2, 2 * a:2 * a + 2] + np.einsum("nt,ns->nts", mom.mean[:, a], mom.mean[:, a])
+        blk = mom.cov[:, 2 * a : 2 * a + 2, 2 * a : 2 * a + 2] + np.einsum("nt,ns->nts", mom.mean[:, a], mom.mean[:, a])
         G[:, a] = blk - np.eye(2)
     per = np.einsum("nats,nbts->nab", G, G)
     return per.mean(0), per.std(0, ddof=1) / np.sqrt(len(per)), float(mom.ess.min())
 
 
-def alpha_last(c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int = 20000,
-               seed: int = 0):
+def alpha_last(c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int = 20000, seed: int = 0):
     """Initial-recovery threshold 1 / max_a K_aa and the K matrix (dict)."""
     check_skip(c)
     K, K_se, ess = initial_operator(c, draw_teacher(n_samples, 2, seed), quad)
     a = int(np.argmax(np.diag(K)))
-    return {"alpha": float(1.0 / K[a, a]), "layer": a + 1, "K": K, "K_se": K_se, "min_ess": ess,
-            "alpha_se": float(K_se[a, a] / K[a, a] ** 2)}
+    return {
+        "alpha": float(1.0 / K[a, a]),
+        "layer": a + 1,
+        "K": K,
+        "K_se": K_se,
+        "min_ess": ess,
+        "alpha_se": float(K_se[a, a] / K[a, a] ** 2),
+    }
 
 
 def first_layer_literal(c: float, *, n_samples: int = 200000, seed: int = 0):
@@ -83,12 +96,24 @@ def first_layer_literal(c: float, *, n_samples: int = 200000, seed: int = 0):
     second = np.einsum("nk,nkt,nks->nts", w, cand, cand)
     k = np.sum((second - np.eye(2)) ** 2, axis=(1, 2))
     n_ok = np.sum(np.isfinite(logw), axis=1)
-    return {"K": float(k.mean()), "K_se": float(k.std(ddof=1) / np.sqrt(len(k))), "alpha": float(1.0 / k.mean()),
-            "frac_extra_branch": float(np.mean(n_ok > 2)), "dropped": n_bad}
+    return {
+        "K": float(k.mean()),
+        "K_se": float(k.std(ddof=1) / np.sqrt(len(k))),
+        "alpha": float(1.0 / k.mean()),
+        "frac_extra_branch": float(np.mean(n_ok > 2)),
+        "dropped": n_bad,
+    }
 
 
-def phase_two_curve(q_grid, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int = 4000,
-                    seed: int = 0, v_reg: float = 0.0):
+def phase_two_curve(
+    q_grid,
+    c: float,
+    quad: QuadratureSettings = DEFAULT_QUADRATURE,
+    *,
+    n_samples: int = 4000,
+    seed: int = 0,
+    v_reg: float = 0.0,
+):
     """Explicit phase-II fixed-point curve and first-layer growth rate on Q = diag(0, q2).
 
     q_grid: (m,) values of q2 in (0, 1).  Returns dict of arrays (m,): q2, R2, alpha = q2/((1-q2)R2), K1, K1_se,
@@ -149,12 +174,28 @@ class Thresholds:
     curve: dict
 
 
-def thresholds(c: float, q_grid, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_k: int = 20000,
-               n_curve: int = 4000, seed: int = 0, n_literal: int = 200000) -> Thresholds:
+def thresholds(
+    c: float,
+    q_grid,
+    quad: QuadratureSettings = DEFAULT_QUADRATURE,
+    *,
+    n_k: int = 20000,
+    n_curve: int = 4000,
+    seed: int = 0,
+    n_literal: int = 200000,
+) -> Thresholds:
     """All three thresholds at skip strength c (noiseless model)."""
     last = alpha_last(c, quad, n_samples=n_k, seed=seed)
     curve = phase_two_curve(q_grid, c, quad, n_samples=n_curve, seed=seed + 1)
     first = alpha_first(curve, last["alpha"], last["K"][0, 0])
     lit = first_layer_literal(c, n_samples=n_literal, seed=seed + 2)
-    return Thresholds(c=c, alpha_last=last["alpha"], alpha_last_se=last["alpha_se"], alpha_first=first["alpha"],
-                      q2_at_first=first["q2"], alpha_first_literal=lit["alpha"], K=last["K"], curve=curve)
+    return Thresholds(
+        c=c,
+        alpha_last=last["alpha"],
+        alpha_last_se=last["alpha_se"],
+        alpha_first=first["alpha"],
+        q2_at_first=first["q2"],
+        alpha_first_literal=lit["alpha"],
+        K=last["K"],
+        curve=curve,
+    )
