@@ -12,8 +12,8 @@
 #   figure; and there is one job per figure, not two.
 # - Rules that compute have a log, logs/<group>/<rule>[_<wildcards>].log, and a benchmark,
 #   results/benchmarks/<group>/<rule>[_<wildcards>].tsv; local rules and pure aggregation have no benchmark.
-#   The rule cost_table (rules/report.smk) reads the benchmark of every job of the targets: a new computing rule
-#   (or new wildcard values) is added to its list COST_JOBS with benchmarks() below.
+#   The cost table (rule cost_table in rules/report.smk) reads the benchmark of every job of the targets, so a
+#   new computing rule (or new wildcard values) is added to its list COST_JOBS with benchmarks() below.
 
 import itertools
 import os
