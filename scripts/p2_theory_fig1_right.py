@@ -34,7 +34,7 @@ def main(io):
     rc, r_first, r_last = ref["skip"][order], ref["alpha1"][order], ref["alpha2"][order]
     v_reg = io.params.v_reg
 
-    fig, ax = plt.subplots(figsize=(3.6, 2.6))
+    fig, ax = plt.subplots(figsize=(3.6, 3.6))
     top = np.nan_to_num(a_first, nan=1.0)
     ax.fill_between(c, 0, a_last, color="grey", alpha=0.1)
     ax.fill_between(c, a_last, top, color=RED, alpha=0.1)
@@ -53,7 +53,8 @@ def main(io):
     ax.set_ylim(0, 1)
     ax.set_xlabel("skip strength $c$")
     ax.set_ylabel(r"$\alpha$")
-    ax.legend(frameon=False, fontsize=5, loc="upper right")
+    # below the panel: inside, it covered the first-layer curves
+    ax.legend(frameon=False, fontsize=5.5, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     fig.tight_layout()
     save_figure(fig, io.output.png, io.output.pdf)
 

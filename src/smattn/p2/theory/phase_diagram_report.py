@@ -114,9 +114,12 @@ def phase_diagram_report(records: Sequence[Mapping], ref: Mapping, hyp: Mapping 
             f"{_ratio_spread(csv1, a_first)} for alpha1 and {_ratio_spread(csv2, a_last)} for alpha2. Not a "
             "common factor; does not reproduce it.")
     if hyp is not None and hyp.get("read_off"):
-        rows = ", ".join(
-            f"c = {r['c']:g}: {r['alpha']:.3f} (CSV {ref_map.get(float(r['c']), (np.nan, np.nan))[0]:.3f})"
-            for r in hyp["read_off"])
+        def _read(r):
+            a = _nan(r["alpha"])
+            got = f"{a:.3f}" if np.isfinite(a) else f"none up to {max(r['alphas']):g}"
+            return f"c = {r['c']:g}: {got} (CSV {ref_map.get(float(r['c']), (np.nan, np.nan))[0]:.3f})"
+
+        rows = ", ".join(_read(r) for r in hyp["read_off"])
         ro = hyp["read_off"][0]
         lines.append(
             f"5. **Thresholds read off short, unconverged Monte-Carlo SE runs** (the reference procedure: "
