@@ -69,11 +69,13 @@ def test_deviation_note_is_built_from_the_numbers():
              "alpha_first_literal": 1 / 6} for i, c in enumerate((0.5, 1.0, 4.0))]
     ref = {"skip": np.array([4.0, 1.0, 0.5]), "alpha1": np.array([0.196, 0.7936, 0.755]),
            "alpha2": np.array([0.0827, 0.1436, 0.1864])}
-    hyp = {"read_off": [{"c": 1.0, "alpha": 0.85, "n_samples": 200, "iterations": 30, "level": 0.1, "alphas": [0.85]},
+    hyp = {"read_off": [{"c": 1.0, "alpha": 0.8, "n_samples": 200, "iterations": 30, "level": 0.1, "alphas": [0.8]},
                         {"c": 4.0, "alpha": None, "n_samples": 200, "iterations": 30, "level": 0.1, "alphas": [1.2]}],
            "alpha_step": 0.05, "v_reg": 1e-3}
     md = phase_diagram_report(recs, ref, hyp, scale="smoke", v_reg=1e-3, q_max=0.9995)
     assert "| 1 | 0.1900 | 0.0005 |" in md
-    assert "c = 1: 0.850 (CSV 0.794), c = 4: none up to 1.2 (CSV 0.196)" in md
+    assert "c = 1: 0.800 (CSV 0.794), c = 4: none up to 1.2 (CSV 0.196)" in md
+    assert "Within one grid step of the CSV at c in {1}; not at c in {4}" in md
+    assert "At or above our exact alpha_first at c in {1, 4}" in md
     assert "3 of 3 CSV values lie outside" in md     # ours span 0.65-0.74
     assert "alpha2 below this bound: c in {1, 4}" in md
