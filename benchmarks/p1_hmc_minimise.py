@@ -41,19 +41,25 @@ def main():
         t0 = time.perf_counter()
         r = minimise_action(prob)
         warm.append(time.perf_counter() - t0)
-    print(f"Newton (Cholesky) N={a.N:g}: steps {r.steps}, g_max {r.g_max:.2e}, converged {r.converged}, "
-          f"first call {cold:.2f} s (incl. compile), warm median {np.median(warm):.3f} s "
-          f"(min {min(warm):.3f}, max {max(warm):.3f})")
+    print(
+        f"Newton (Cholesky) N={a.N:g}: steps {r.steps}, g_max {r.g_max:.2e}, converged {r.converged}, "
+        f"first call {cold:.2f} s (incl. compile), warm median {np.median(warm):.3f} s "
+        f"(min {min(warm):.3f}, max {max(warm):.3f})"
+    )
     t0 = time.perf_counter()
     ad = minimise_action_adam(prob, lr=0.1)
     ad_cold = time.perf_counter() - t0
     t0 = time.perf_counter()
     ad = minimise_action_adam(prob, lr=0.1)
     ad_warm = time.perf_counter() - t0
-    print(f"Adam lr=0.1 from GP     N={a.N:g}: steps {ad.steps}, g_max {ad.g_max:.2e}, converged {ad.converged}, "
-          f"first call {ad_cold:.2f} s (incl. compile), warm {ad_warm:.3f} s")
-    print(f"speed-up (warm Adam / warm Newton): {ad_warm / np.median(warm):.1f}x; "
-          f"max |U_newton - U_adam| = {np.abs(r.U - ad.U).max():.2e}; action newton {r.action:.10f} adam {ad.action:.10f}")
+    print(
+        f"Adam lr=0.1 from GP     N={a.N:g}: steps {ad.steps}, g_max {ad.g_max:.2e}, converged {ad.converged}, "
+        f"first call {ad_cold:.2f} s (incl. compile), warm {ad_warm:.3f} s"
+    )
+    print(
+        f"speed-up (warm Adam / warm Newton): {ad_warm / np.median(warm):.1f}x; "
+        f"max |U_newton - U_adam| = {np.abs(r.U - ad.U).max():.2e}; action newton {r.action:.10f} adam {ad.action:.10f}"
+    )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,13 @@ def worker(dtype, N, warmup, samples, seed):
     xt = attentioned_inputs_from_heads(te.x, heads, "last") * s
     r = run_nuts(xb, tr.y, xt, Architecture.equal_width((2, 2), N), 0.01, warmup, samples, 1, seed, dtype)
     out = r.summary()
-    out.update(platform=platform, acc=accuracy(r.mean_predictor, te.y), ess_per_s_min=out["ess_U_min"] / r.seconds,
-               ess_per_s_mean=out["ess_U_mean"] / r.seconds, U_mean=np.round(r.U_mean, 3).tolist())
+    out.update(
+        platform=platform,
+        acc=accuracy(r.mean_predictor, te.y),
+        ess_per_s_min=out["ess_U_min"] / r.seconds,
+        ess_per_s_mean=out["ess_U_mean"] / r.seconds,
+        U_mean=np.round(r.U_mean, 3).tolist(),
+    )
     print("RESULT " + json.dumps(out))
 
 
@@ -48,18 +53,32 @@ def main():
         worker(a.worker, a.N, a.warmup, a.samples, a.seed)
         return
     for dtype in ("float64", "float32"):
-        cmd = [sys.executable, __file__, "--worker", dtype, "--N", str(a.N), "--warmup", str(a.warmup),
-               "--samples", str(a.samples), "--seed", str(a.seed)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--worker",
+            dtype,
+            "--N",
+            str(a.N),
+            "--warmup",
+            str(a.warmup),
+            "--samples",
+            str(a.samples),
+            "--seed",
+            str(a.seed),
+        ]
         res = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
         line = [l for l in res.stdout.splitlines() if l.startswith("RESULT ")]
         if not line:
             print(f"{dtype}: failed\n{res.stderr[-2000:]}")
             continue
         r = json.loads(line[0][7:])
-        print(f"{dtype} ({r['platform']}): {r['seconds']:.1f} s incl. compile, ESS(U) min {r['ess_U_min']:.1f} "
-              f"mean {r['ess_U_mean']:.1f}, ESS/s min {r['ess_per_s_min']:.2f} mean {r['ess_per_s_mean']:.2f}, "
-              f"divergences {r['divergences']}, mean leapfrog {r['mean_leapfrog_steps']:.0f}, accept "
-              f"{r['accept_prob']:.2f}, sampled acc {r['acc']:.3f}, U diag {[row[i] for i, row in enumerate(r['U_mean'])]}")
+        print(
+            f"{dtype} ({r['platform']}): {r['seconds']:.1f} s incl. compile, ESS(U) min {r['ess_U_min']:.1f} "
+            f"mean {r['ess_U_mean']:.1f}, ESS/s min {r['ess_per_s_min']:.2f} mean {r['ess_per_s_mean']:.2f}, "
+            f"divergences {r['divergences']}, mean leapfrog {r['mean_leapfrog_steps']:.0f}, accept "
+            f"{r['accept_prob']:.2f}, sampled acc {r['acc']:.3f}, U diag {[row[i] for i, row in enumerate(r['U_mean'])]}"
+        )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,12 @@ import torch
 
 from smattn.p1.images.model import AttentionPathsTransformer
 
-SIZES = {"paper L2H4 (N=512, G=128)": (2, 4, 512, 128), "laptop L2H4 (N=64, G=32)": (2, 4, 64, 32),
-         "paper L3H3 (N=512, G=128)": (3, 3, 512, 128), "laptop L3H3 (N=64, G=32)": (3, 3, 64, 32)}
+SIZES = {
+    "paper L2H4 (N=512, G=128)": (2, 4, 512, 128),
+    "laptop L2H4 (N=64, G=32)": (2, 4, 64, 32),
+    "paper L3H3 (N=512, G=128)": (3, 3, 512, 128),
+    "laptop L3H3 (N=64, G=32)": (3, 3, 64, 32),
+}
 
 
 def bench(device, L, H, N, G, steps, batch=128, amp=False):
@@ -52,15 +56,18 @@ def main():
     torch.set_num_threads(a.threads)
     for name, (L, H, N, G) in SIZES.items():
         sps = bench(torch.device("cpu"), L, H, N, G, a.steps)
-        print(f"CPU ({a.threads} threads) {name}: {sps:.2f} steps/s -> 41 240 paper steps in "
-              f"{41240 / sps / 3600:.1f} h")
+        print(
+            f"CPU ({a.threads} threads) {name}: {sps:.2f} steps/s -> 41 240 paper steps in {41240 / sps / 3600:.1f} h"
+        )
     if torch.cuda.is_available():
         dev = torch.device("cuda")
         for name, (L, H, N, G) in SIZES.items():
             for amp in (False, True):
                 sps = bench(dev, L, H, N, G, 20 * a.steps, amp=amp)
-                print(f"GPU {torch.cuda.get_device_name()} {'fp16 autocast' if amp else 'fp32'} {name}: {sps:.1f} "
-                      f"steps/s -> 41 240 paper steps in {41240 / sps / 60:.1f} min")
+                print(
+                    f"GPU {torch.cuda.get_device_name()} {'fp16 autocast' if amp else 'fp32'} {name}: {sps:.1f} "
+                    f"steps/s -> 41 240 paper steps in {41240 / sps / 60:.1f} min"
+                )
     else:
         print("no GPU visible: GPU figures not measured")
 

@@ -71,18 +71,33 @@ def minimise_action_scipy(problem, tol=1e-5, max_steps=2000, init=None, hinv=Non
     for _ in range(1 + restarts):
         if gmax < tol:
             break
-        r = minimize(fun, x0, jac=True, method="BFGS", callback=callback,
-                     options={"gtol": 0.0, "norm": np.inf, "maxiter": max_steps - count["steps"], "hess_inv0": H0})
+        r = minimize(
+            fun,
+            x0,
+            jac=True,
+            method="BFGS",
+            callback=callback,
+            options={"gtol": 0.0, "norm": np.inf, "maxiter": max_steps - count["steps"], "hess_inv0": H0},
+        )
         theta, steps, H = r.x, count["steps"], r.hess_inv
         S, parts, Us, gmax = state(theta)
         if r.status != 2:  # 2: the line search failed ("precision loss"); anything else: no restart helps
             break
         x0, H0 = r.x, None
     h, w, s2, s2a = act.ent_args
-    res = MinimiseResult(Us=list(Us), u=readout_u(float(np.trace(Us[-1])), h, w, s2, s2a), action=float(S),
-                         entropy=float(parts["entropy"]), energy=float(parts["energy"]), steps=steps,
-                         g_max=float(gmax), converged=bool(gmax < tol), min_eig=mineigs,
-                         seconds=time.perf_counter() - t0, method=f"scipy-bfgs-cholesky({act.n_evals} evals)")
+    res = MinimiseResult(
+        Us=list(Us),
+        u=readout_u(float(np.trace(Us[-1])), h, w, s2, s2a),
+        action=float(S),
+        entropy=float(parts["entropy"]),
+        energy=float(parts["energy"]),
+        steps=steps,
+        g_max=float(gmax),
+        converged=bool(gmax < tol),
+        min_eig=mineigs,
+        seconds=time.perf_counter() - t0,
+        method=f"scipy-bfgs-cholesky({act.n_evals} evals)",
+    )
     return res, H
 
 
@@ -113,10 +128,13 @@ def main():
             warm["scipy"] = (sp.Us, H)
             total["ours"] += ours.seconds
             total["scipy"] += sp.seconds
-            print(f"P={a.P} heads={heads} N={N:g} T={T:g}: "
-                  f"ours {ours.steps} steps {ours.seconds:.2f} s converged {ours.converged} g_max {ours.g_max:.1e} | "
-                  f"scipy {sp.steps} steps {sp.seconds:.2f} s converged {sp.converged} g_max {sp.g_max:.1e} | "
-                  f"max|dU| {np.abs(ours.U - sp.U).max():.1e}, dS {ours.action - sp.action:.1e}", flush=True)
+            print(
+                f"P={a.P} heads={heads} N={N:g} T={T:g}: "
+                f"ours {ours.steps} steps {ours.seconds:.2f} s converged {ours.converged} g_max {ours.g_max:.1e} | "
+                f"scipy {sp.steps} steps {sp.seconds:.2f} s converged {sp.converged} g_max {sp.g_max:.1e} | "
+                f"max|dU| {np.abs(ours.U - sp.U).max():.1e}, dS {ours.action - sp.action:.1e}",
+                flush=True,
+            )
     print(f"TOTAL seconds: ours {total['ours']:.1f}, scipy {total['scipy']:.1f}")
 
 

@@ -27,18 +27,28 @@ def main():
     from smattn.p2.dynamics.sgd import paper_sgd_config, train_sgd
     from smattn.p2.trajectories import first_crossing, layer_cosines, sign_corrected
 
-    cfg = paper_sgd_config(d=args.d, n_runs=args.runs, epochs=args.epochs, dtype=args.dtype,
-                           chunk_epochs=min(50, args.epochs), test_every=min(20, args.epochs))
+    cfg = paper_sgd_config(
+        d=args.d,
+        n_runs=args.runs,
+        epochs=args.epochs,
+        dtype=args.dtype,
+        chunk_epochs=min(50, args.epochs),
+        test_every=min(20, args.epochs),
+    )
     t0 = time.perf_counter()
     out = train_sgd(cfg, progress=None)
     total = time.perf_counter() - t0
     train = out["wall_s"]
     per_epoch = train / cfg.epochs
-    print(f"platform {platform}, dtype {cfg.dtype}, d={cfg.d}, alpha={cfg.alpha}, runs={cfg.n_runs}, "
-          f"epochs={cfg.epochs} ({cfg.epochs * cfg.n_batches * cfg.steps_per_batch} steps per run)")
-    print(f"total {total:.1f} s (data + compile {total - train:.1f} s), training {train:.1f} s, "
-          f"{per_epoch * 1e3:.1f} ms/epoch, {train / (cfg.epochs * cfg.n_batches * cfg.steps_per_batch) * 1e6:.0f} "
-          f"us/step for all runs; extrapolated 1700 epochs: {per_epoch * 1700 / 60:.1f} min")
+    print(
+        f"platform {platform}, dtype {cfg.dtype}, d={cfg.d}, alpha={cfg.alpha}, runs={cfg.n_runs}, "
+        f"epochs={cfg.epochs} ({cfg.epochs * cfg.n_batches * cfg.steps_per_batch} steps per run)"
+    )
+    print(
+        f"total {total:.1f} s (data + compile {total - train:.1f} s), training {train:.1f} s, "
+        f"{per_epoch * 1e3:.1f} ms/epoch, {train / (cfg.epochs * cfg.n_batches * cfg.steps_per_batch) * 1e6:.0f} "
+        f"us/step for all runs; extrapolated 1700 epochs: {per_epoch * 1700 / 60:.1f} min"
+    )
     C = sign_corrected(layer_cosines(out["m"], out["q"]).transpose(2, 0, 1))
     for k in range(2):
         half = (first_crossing(C[k], 0.5) + 1) / cfg.n_batches

@@ -53,8 +53,10 @@ def main():
             dt = time.perf_counter() - t0
         rates[fused] = args.steps / dt
         name = "fused AdamW" if fused else "default AdamW"
-        print(f"{name}: {args.steps} steps in {dt:.2f} s = {rates[fused]:.1f} steps/s "
-              f"(threads={args.threads}); a 40-epoch run (10,920 steps) takes {10920 / rates[fused] / 60:.1f} min")
+        print(
+            f"{name}: {args.steps} steps in {dt:.2f} s = {rates[fused]:.1f} steps/s "
+            f"(threads={args.threads}); a 40-epoch run (10,920 steps) takes {10920 / rates[fused] / 60:.1f} min"
+        )
     print(f"fused / default speed ratio (same process): {rates[True] / rates[False]:.2f}")
 
 

@@ -51,8 +51,20 @@ def main():
 
     for name, acc in (("(a) plain damped", False), ("(b) ours (Anderson, safeguarded)", True)):
         t0 = time.perf_counter()
-        r = state_evolution(args.alpha, c, 2, draws=draws, damping=damping, q0=np.diag(q0), tol=args.tol,
-                            max_iter=args.max_iter, diagonal=True, v_reg=v_reg, accelerate=acc, quad=quad)
+        r = state_evolution(
+            args.alpha,
+            c,
+            2,
+            draws=draws,
+            damping=damping,
+            q0=np.diag(q0),
+            tol=args.tol,
+            max_iter=args.max_iter,
+            diagonal=True,
+            v_reg=v_reg,
+            accelerate=acc,
+            quad=quad,
+        )
         rows.append((name, r.iterations, time.perf_counter() - t0, np.diag(r.Q), r.converged))
 
     calls = {"n": 0}
@@ -75,8 +87,9 @@ def main():
             x, ok = (exc.args[0] if isinstance(exc, so.NoConvergence) and exc.args else np.full(2, np.nan)), False
         rows.append((f"{name}", calls["n"], time.perf_counter() - t0, np.asarray(x, dtype=np.float64), ok))
 
-    run_scipy("(c) scipy.optimize.anderson",
-              lambda: (so.anderson(residual, q0, f_tol=args.tol, maxiter=args.max_iter), True))
+    run_scipy(
+        "(c) scipy.optimize.anderson", lambda: (so.anderson(residual, q0, f_tol=args.tol, maxiter=args.max_iter), True)
+    )
 
     def root():
         sol = so.root(residual, q0, method="anderson", options={"fatol": args.tol, "maxiter": args.max_iter})
@@ -84,8 +97,10 @@ def main():
 
     run_scipy('(d) scipy.optimize.root(method="anderson")', root)
 
-    print(f"L = 2 SE at alpha = {args.alpha:g} (c = {c:g}, v_reg = {v_reg:g}, {args.n_samples} teacher draws, "
-          f"tol {args.tol:g}), start Q = diag({q0[0]:g}, {q0[1]:g})")
+    print(
+        f"L = 2 SE at alpha = {args.alpha:g} (c = {c:g}, v_reg = {v_reg:g}, {args.n_samples} teacher draws, "
+        f"tol {args.tol:g}), start Q = diag({q0[0]:g}, {q0[1]:g})"
+    )
     print(f"{'method':45s} {'F evals':>8s} {'time [s]':>9s} {'Q11':>10s} {'Q22':>10s}  converged")
     for name, n, t, q, ok in rows:
         print(f"{name:45s} {n:8d} {t:9.2f} {q[0]:10.6f} {q[1]:10.6f}  {ok}")

@@ -8,6 +8,7 @@
     python benchmarks/p2_theory_bench.py threshold_precision  # alpha_last at c = 1: SE vs time, plain MC vs QMC
 Options: --quick (smaller sizes, for a smoke check of the benchmark itself).
 """
+
 import argparse
 import time
 
@@ -30,7 +31,7 @@ def bench_denoiser(quick):
     ell = link_logits(Zt, c)
     P = np.linalg.inv(V)
     t0 = time.perf_counter()
-    mean_ref = adaptive_posterior_mean(ell, om, V, c, half_width=8.0)     # scipy's default tolerances
+    mean_ref = adaptive_posterior_mean(ell, om, V, c, half_width=8.0)  # scipy's default tolerances
     t_ref = time.perf_counter() - t0
     g_ref = P @ (mean_ref - om)
     reps = 20 if quick else 200
@@ -46,8 +47,10 @@ def bench_denoiser(quick):
     g_out(link_logits(Zs, c), oms, V, c)
     t_batch = (time.perf_counter() - t0) / n
     print(f"[denoiser] adaptive dblquad (scipy defaults, 5 integrals x 2 signs, g_out only): {t_ref:.3f} s")
-    print(f"[denoiser] ours, one sample, g_out + analytic Jacobian (48^2 GH grid): {1e3 * t_one:.2f} ms "
-          f"-> speed-up {t_ref / t_one:.0f}x")
+    print(
+        f"[denoiser] ours, one sample, g_out + analytic Jacobian (48^2 GH grid): {1e3 * t_one:.2f} ms "
+        f"-> speed-up {t_ref / t_one:.0f}x"
+    )
     print(f"[denoiser] ours, per sample in a batch of {n}: {1e3 * t_batch:.3f} ms -> speed-up {t_ref / t_batch:.0f}x")
     print(f"[denoiser] max |g_out(ours) - g_out(dblquad)| = {np.abs(g[0] - g_ref).max():.2e}")
 
@@ -59,8 +62,10 @@ def bench_gamp(quick):
     t0 = time.perf_counter()
     r = run_gamp(d, 1.2, iters, seed=1, quad=QuadratureSettings(n1d=24))
     t = time.perf_counter() - t0
-    print(f"[gamp] d={d}, alpha=1.2, {iters} iterations (n1d=24): {t:.1f} s ({t / iters:.2f} s/iteration); final |M11|="
-          f"{abs(r.M[-1, 0, 0]):.3f} |M22|={abs(r.M[-1, 1, 1]):.3f} test error {r.test_error[-1]:.4f}")
+    print(
+        f"[gamp] d={d}, alpha=1.2, {iters} iterations (n1d=24): {t:.1f} s ({t / iters:.2f} s/iteration); final |M11|="
+        f"{abs(r.M[-1, 0, 0]):.3f} |M22|={abs(r.M[-1, 1, 1]):.3f} test error {r.test_error[-1]:.4f}"
+    )
 
 
 def bench_se_curve(quick):
@@ -68,15 +73,24 @@ def bench_se_curve(quick):
 
     alphas = np.linspace(0, 1.6, 12 if quick else 48)
     t0 = time.perf_counter()
-    r = l2_overlap_curve(alphas, 1.0, q_grid=q2_grid(10 if quick else 18), n_k=1000 if quick else 4000,
-                         n_curve=300 if quick else 1000, n_se=200 if quick else 500, v_reg=1e-3,
-                         quad=QuadratureSettings(n1d=24),
-                         tol=1e-4)
+    r = l2_overlap_curve(
+        alphas,
+        1.0,
+        q_grid=q2_grid(10 if quick else 18),
+        n_k=1000 if quick else 4000,
+        n_curve=300 if quick else 1000,
+        n_se=200 if quick else 500,
+        v_reg=1e-3,
+        quad=QuadratureSettings(n1d=24),
+        tol=1e-4,
+    )
     t = time.perf_counter() - t0
     print("  SE iterations per point:", r["iterations"][r["how"] == 2].astype(int).tolist())
-    print(f"[se_curve] L=2 SE curve over {len(alphas)} alphas: {t:.1f} s; alpha_last={r['alpha_last']:.4f} "
-          f"alpha_first={r['alpha_first']:.4f}; SE points {int(np.sum(r['how'] == 2))}, all converged: "
-          f"{bool(np.all(r['converged']))}")
+    print(
+        f"[se_curve] L=2 SE curve over {len(alphas)} alphas: {t:.1f} s; alpha_last={r['alpha_last']:.4f} "
+        f"alpha_first={r['alpha_first']:.4f}; SE points {int(np.sum(r['how'] == 2))}, all converged: "
+        f"{bool(np.all(r['converged']))}"
+    )
 
 
 def bench_phase_diagram(quick):
@@ -100,14 +114,19 @@ def bench_depth3(quick):
     from smattn.p2.theory.overlap_curves import se_sweep
 
     # the paper's 16 alphas at the laptop resolution (10^4 Gauss-Hermite nodes, 400 teacher samples)
-    alphas = [0.5, 2.0] if quick else [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5,
-                                       1.75, 2.0, 2.5, 3.0]
+    alphas = (
+        [0.5, 2.0]
+        if quick
+        else [0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.125, 1.25, 1.375, 1.5, 1.75, 2.0, 2.5, 3.0]
+    )
     n1d, n = (8, 100) if quick else (10, 400)
     t0 = time.perf_counter()
     r = se_sweep(alphas, 1.0, 3, QuadratureSettings(n1d=n1d), n_samples=n, damping=0.6, max_iter=100, v_reg=1e-3)
     t = time.perf_counter() - t0
-    print(f"[depth3] L=3 SE over {len(alphas)} alphas ({n1d}^4 GH grid, {n} samples): {t:.1f} s; "
-          f"iterations {r['iterations'].astype(int).tolist()}; converged {r['converged'].tolist()}")
+    print(
+        f"[depth3] L=3 SE over {len(alphas)} alphas ({n1d}^4 GH grid, {n} samples): {t:.1f} s; "
+        f"iterations {r['iterations'].astype(int).tolist()}; converged {r['converged'].tolist()}"
+    )
     print("  Q diag:", np.round([np.diag(Q) for Q in r["Q"]], 4).tolist())
 
 
@@ -124,15 +143,18 @@ def bench_threshold_precision(quick):
             r = alpha_last(1.0, quad, n_samples=n, seed=1, sampling=sampling)
             t = time.perf_counter() - t0
             # SE scales like N^-1/2 (MC) and about N^-0.9 (QMC, measured); projected for SE = 0.001 with N^-1/2
-            print(f"[threshold_precision] {sampling:3s} N={r['n_used']:6d}: alpha_last={r['alpha']:.5f} "
-                  f"se={r['alpha_se']:.5f} in {t:.1f} s; MC-rate projection to se=0.001: "
-                  f"{t * (r['alpha_se'] / 1e-3) ** 2:.0f} s")
+            print(
+                f"[threshold_precision] {sampling:3s} N={r['n_used']:6d}: alpha_last={r['alpha']:.5f} "
+                f"se={r['alpha_se']:.5f} in {t:.1f} s; MC-rate projection to se=0.001: "
+                f"{t * (r['alpha_se'] / 1e-3) ** 2:.0f} s"
+            )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "threshold_precision",
-                                       "all"])
+    ap.add_argument(
+        "what", choices=["denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "threshold_precision", "all"]
+    )
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     todo = ["denoiser", "gamp", "se_curve", "phase_diagram", "depth3"] if a.what == "all" else [a.what]

@@ -20,8 +20,11 @@ def main(io):
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
 
     th = json.load(open(io.input.theory))
-    samples = [json.load(open(f)) for f in (io.input.samples if isinstance(io.input.samples, list) else [io.input.samples])
-               if f]
+    samples = [
+        json.load(open(f))
+        for f in (io.input.samples if isinstance(io.input.samples, list) else [io.input.samples])
+        if f
+    ]
     Ns = [r["N"] for r in th["runs"]]
     acc = [100 * r["acc"] for r in th["runs"]]
     fig, ax = plt.subplots(figsize=(4.2, 3.2))
@@ -40,10 +43,16 @@ def main(io):
     plt.close(fig)
     rows = [["theory", r["N"], r["acc"], r["steps"], r["g_max"], r["converged"]] for r in th["runs"]]
     rows += [["sampled", s["N"], s["acc"], s["n_samples"], s["divergences"], s["ess_U_min"]] for s in samples]
-    rows += [["gp_all", "", th["acc_gp"], "", "", ""], ["gp_good", "", th["acc_gp_good"], "", "", ""],
-             ["gp_good_denoising", "", th["acc_gp_good_denoising"], "", "", ""]]
-    write_csv(io.output.top_csv, ["kind", "N", "accuracy", "steps_or_samples", "g_max_or_divergences",
-                                  "converged_or_min_ess"], rows)
+    rows += [
+        ["gp_all", "", th["acc_gp"], "", "", ""],
+        ["gp_good", "", th["acc_gp_good"], "", "", ""],
+        ["gp_good_denoising", "", th["acc_gp_good_denoising"], "", "", ""],
+    ]
+    write_csv(
+        io.output.top_csv,
+        ["kind", "N", "accuracy", "steps_or_samples", "g_max_or_divergences", "converged_or_min_ess"],
+        rows,
+    )
 
     wanted = [r for r in th["runs"] if r["N"] in (10.0, 100.0, 1000.0)] or [th["runs"][0], th["runs"][-1]]
     fig, axes = plt.subplots(1, len(wanted), figsize=(3.4 * len(wanted), 2.9), layout="constrained")

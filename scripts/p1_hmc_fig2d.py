@@ -20,8 +20,11 @@ def main(io):
     idx = alignment_bars(ax, gp, rn, f"renormalised (N = {float(k['N']):g})")
     save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
-    write_csv(io.output.csv, ["pc_rank", "overlap_gp", "overlap_renormalised"],
-              [[int(i), float(a), float(b)] for i, a, b in zip(idx, gp, rn)])
+    write_csv(
+        io.output.csv,
+        ["pc_rank", "overlap_gp", "overlap_renormalised"],
+        [[int(i), float(a), float(b)] for i, a, b in zip(idx, gp, rn)],
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,13 @@ def main(io):
     sample_files = io.input.samples if isinstance(io.input.samples, list) else [io.input.samples]
     samples = [json.load(open(f)) for f in sample_files if f]
     fig, ax = plt.subplots(figsize=(4.2, 3.2))
-    ax.plot([r["N"] for r in th["runs"]], [100 * r["acc"] for r in th["runs"]], ":x", color="tab:blue",
-            label="theory (renormalised)")
+    ax.plot(
+        [r["N"] for r in th["runs"]],
+        [100 * r["acc"] for r in th["runs"]],
+        ":x",
+        color="tab:blue",
+        label="theory (renormalised)",
+    )
     if samples:
         ax.plot([s["N"] for s in samples], [100 * s["acc"] for s in samples], "o", color="black", label="sampled")
     ax.axhline(100 * th["acc_gp"], color="red", ls=":", label="GP")

@@ -29,14 +29,25 @@ def main(io):
     xb = attentioned_inputs_from_heads(train.x, heads, "last") * scale
     xbt = attentioned_inputs_from_heads(test.x, heads, "last") * scale
     arch = Architecture.equal_width((len(spec["layer1"]), len(spec["layer2"])), N)
-    res = run_nuts(xb, train.y, xbt, arch, float(p.temperature), int(p.warmup), int(p.samples), int(p.chains),
-                   int(p.seed), p.dtype)
+    res = run_nuts(
+        xb, train.y, xbt, arch, float(p.temperature), int(p.warmup), int(p.samples), int(p.chains), int(p.seed), p.dtype
+    )
     acc = accuracy(res.mean_predictor, test.y)
-    out = {"variant": variant, "N": N, "acc": acc, "U_mean": res.U_mean.tolist(),
-           "U_sem": (res.U.std(axis=0) / np.sqrt(np.maximum(res.ess_U, 1.0))).tolist(),
-           "ess_U": res.ess_U.tolist(), "rhat_U": np.where(np.isfinite(res.rhat_U), res.rhat_U, -1.0).tolist(),
-           "warmup": int(p.warmup), "samples": int(p.samples), "chains": int(p.chains), "seed": int(p.seed),
-           "platform": platform, **res.summary()}
+    out = {
+        "variant": variant,
+        "N": N,
+        "acc": acc,
+        "U_mean": res.U_mean.tolist(),
+        "U_sem": (res.U.std(axis=0) / np.sqrt(np.maximum(res.ess_U, 1.0))).tolist(),
+        "ess_U": res.ess_U.tolist(),
+        "rhat_U": np.where(np.isfinite(res.rhat_U), res.rhat_U, -1.0).tolist(),
+        "warmup": int(p.warmup),
+        "samples": int(p.samples),
+        "chains": int(p.chains),
+        "seed": int(p.seed),
+        "platform": platform,
+        **res.summary(),
+    }
     out["rhat_U_max"] = out["rhat_U_max"] if np.isfinite(out["rhat_U_max"]) else None
     print(f"{variant} N={N}: sampled acc {acc:.3f}, {res.summary()}")
     write_json(io.output.samples, out)

@@ -35,14 +35,24 @@ def main(io):
 
     def xis(v):
         heads = [{"W": W} for W in H.head_matrices(v)]
-        return (attentioned_inputs_from_heads(train.x, heads, "last"),
-                attentioned_inputs_from_heads(test.x, heads, "last"))
+        return (
+            attentioned_inputs_from_heads(train.x, heads, "last"),
+            attentioned_inputs_from_heads(test.x, heads, "last"),
+        )
 
     xi, xt = xis(variant)
     Htot = xi.shape[1]
     head_counts = (len(spec["layer1"]), len(spec["layer2"]))
-    out = {"variant": variant, "paths": spec["paths"], "heads": head_counts, "sigma_perp": spec["sigma_perp"],
-           "temperature": T, "P": 100, "P_test": 1000, "tol": float(p.tol)}
+    out = {
+        "variant": variant,
+        "paths": spec["paths"],
+        "heads": head_counts,
+        "sigma_perp": spec["sigma_perp"],
+        "temperature": T,
+        "P": 100,
+        "P_test": 1000,
+        "tol": float(p.tol),
+    }
     out["acc_gp"] = accuracy(predictor(np.eye(Htot), xi, train.y, xt, T), test.y)
     if variant == "all":
         for sub in ("good", "good_denoising"):
@@ -60,11 +70,22 @@ def main(io):
         t0 = time.perf_counter()
         res = minimise_action(prob, tol=float(p.tol))
         if not res.converged or min(res.min_eig) <= 0:
-            raise RuntimeError(f"{variant} N={N:g}: minimisation not converged (steps {res.steps}, g_max {res.g_max:.3g},"
-                               f" min eig {min(res.min_eig):.3g}); no result written")
+            raise RuntimeError(
+                f"{variant} N={N:g}: minimisation not converged (steps {res.steps}, g_max {res.g_max:.3g},"
+                f" min eig {min(res.min_eig):.3g}); no result written"
+            )
         acc = accuracy(predictor(res.U, xi, train.y, xt, T), test.y)
-        runs.append({"N": N, "U": res.Us[0].tolist(), "U2": res.Us[1].tolist(), "u": res.u, "acc": acc,
-                     **res.summary(), "wall_seconds": time.perf_counter() - t0})
+        runs.append(
+            {
+                "N": N,
+                "U": res.Us[0].tolist(),
+                "U2": res.Us[1].tolist(),
+                "u": res.u,
+                "acc": acc,
+                **res.summary(),
+                "wall_seconds": time.perf_counter() - t0,
+            }
+        )
         print(f"{variant} N={N:g}: acc {acc:.3f} steps {res.steps} g_max {res.g_max:.2e} ({res.seconds:.2f} s)")
     out["runs"] = runs
     # kernels and alignment at the smallest width (Fig. 2d, Fig. 5b)
@@ -78,8 +99,17 @@ def main(io):
     same = np.stack([C[i, i] for i in range(Htot)])
     with atomic_path(io.output.kernels) as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, K_gp=K_gp, K_rn=K_rn, same_path=same, paths=np.array(spec["paths"]), y=train.y,
-                     overlap_gp=ov_gp, overlap_rn=ov_rn, N=runs[0]["N"])
+            np.savez(
+                fh,
+                K_gp=K_gp,
+                K_rn=K_rn,
+                same_path=same,
+                paths=np.array(spec["paths"]),
+                y=train.y,
+                overlap_gp=ov_gp,
+                overlap_rn=ov_rn,
+                N=runs[0]["N"],
+            )
     write_json(io.output.theory, out)
 
 

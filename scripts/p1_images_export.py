@@ -31,11 +31,19 @@ def main(io):
     with atomic_path(io.output.export) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **ex)
-    write_json(io.output.gd_eval, {"model": model_name, "accuracy": accs, "best_val_acc": float(ck["best_val_acc"]),
-                                   "best_step": int(ck["best_step"]), "steps": int(ck["step"]),
-                                   "hparams": ck["hparams"], "U_gd": ex["U_gd"].tolist()})
-    write_metrics(io.output.metrics, {f"p1.img.gd_acc[model={model_name}][set={s}]": v["acc"]
-                                      for s, v in accs.items()})
+    write_json(
+        io.output.gd_eval,
+        {
+            "model": model_name,
+            "accuracy": accs,
+            "best_val_acc": float(ck["best_val_acc"]),
+            "best_step": int(ck["best_step"]),
+            "steps": int(ck["step"]),
+            "hparams": ck["hparams"],
+            "U_gd": ex["U_gd"].tolist(),
+        },
+    )
+    write_metrics(io.output.metrics, {f"p1.img.gd_acc[model={model_name}][set={s}]": v["acc"] for s, v in accs.items()})
 
 
 if __name__ == "__main__":

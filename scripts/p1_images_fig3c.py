@@ -2,8 +2,8 @@
 its selected temperature, of the sampled network (NUTS, same N and T) and of the GD-trained network (U_GD = W W^T,
 unnormalised). Diverging colour map with symmetric limits per panel (magnitudes are not comparable across panels)."""
 
-import json
 import itertools
+import json
 
 import numpy as np
 
@@ -25,9 +25,11 @@ def main(io):
     N, T = float(th["widths"][i]), float(th["T_selected"][i])
     if smp["N"] != int(N) or abs(smp["T"] - T) > 1e-12:
         raise ValueError(f"samples are at N={smp['N']}, T={smp['T']}, theory panel at N={N:g}, T={T:g}")
-    panels = [(f"theory (N = {N:g}, T = {T:g})", th["U_selected"][i]),
-              (f"sampled (N = {int(N)}, {smp['chains']}x{smp['samples']} samples)", np.array(smp["U_mean"])),
-              (f"gradient descent (N = {gd['hparams']['width']})", np.array(gd["U_gd"]))]
+    panels = [
+        (f"theory (N = {N:g}, T = {T:g})", th["U_selected"][i]),
+        (f"sampled (N = {int(N)}, {smp['chains']}x{smp['samples']} samples)", np.array(smp["U_mean"])),
+        (f"gradient descent (N = {gd['hparams']['width']})", np.array(gd["U_gd"])),
+    ]
     H = gd["hparams"]["n_heads"]
     L = gd["hparams"]["n_layers"]
     labels = [",".join(str(h + 1) for h in path) for path in itertools.product(range(H), repeat=L)]
@@ -50,8 +52,10 @@ def main(io):
     # ledger: sign agreement of the off-diagonal entries of U, theory (smallest width) vs GD
     U, U_gd = th["U_selected"][i], np.array(gd["U_gd"])
     off = ~np.eye(U.shape[0], dtype=bool)
-    write_metrics(io.output.metrics,
-                  {"p1.img.U_sign_agreement[theory_vs_gd]": float(np.mean(np.sign(U[off]) == np.sign(U_gd[off])))})
+    write_metrics(
+        io.output.metrics,
+        {"p1.img.U_sign_agreement[theory_vs_gd]": float(np.mean(np.sign(U[off]) == np.sign(U_gd[off])))},
+    )
 
 
 if __name__ == "__main__":

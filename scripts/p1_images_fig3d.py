@@ -18,13 +18,17 @@ def main(io):
     th = np.load(io.input.theory)
     gp, rn = th["overlap_gp"], th["overlap_renormalised"]
     fig, ax = plt.subplots(figsize=(8, 3.4))
-    k = alignment_bars(ax, gp, rn,
-                       f"renormalised (N = {float(th['alignment_N']):g}, T = {float(th['alignment_T']):g})")
+    k = alignment_bars(ax, gp, rn, f"renormalised (N = {float(th['alignment_N']):g}, T = {float(th['alignment_T']):g})")
     fig.tight_layout()
     save_figure(fig, io.output.png, io.output.pdf)
     write_csv(io.output.csv, ["k", "overlap_renormalised", "overlap_gp"], zip(k, rn, gp))
-    write_metrics(io.output.metrics, {"p1.img.alignment_max_overlap[kernel=gp]": float(gp.max()),
-                                      "p1.img.alignment_max_overlap[kernel=renormalised]": float(rn.max())})
+    write_metrics(
+        io.output.metrics,
+        {
+            "p1.img.alignment_max_overlap[kernel=gp]": float(gp.max()),
+            "p1.img.alignment_max_overlap[kernel=renormalised]": float(rn.max()),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -8,8 +8,11 @@ import numpy as np
 
 from smattn.scriptio import run
 
-SET_TITLES = {"omniglot": "ID (Omniglot test classes)", "mnist": "OOD (MNIST 0 vs 1)",
-              "fashion": "OOD (Fashion-MNIST 0 vs 1)"}
+SET_TITLES = {
+    "omniglot": "ID (Omniglot test classes)",
+    "mnist": "OOD (MNIST 0 vs 1)",
+    "fashion": "OOD (Fashion-MNIST 0 vs 1)",
+}
 
 
 def main(io):
@@ -36,16 +39,27 @@ def main(io):
         ax.axhline(100 * gp_acc, color="tab:red", label=f"GP (T = {float(th['gp_T_selected']):g})")
         ax.axhline(100 * gd["accuracy"][s]["acc"], color="0.5", ls=":", label="GD-trained network")
         if samples:
-            ax.plot([d["N"] for d in samples], [100 * d["acc"][s] for d in samples], "o", color="k",
-                    label="sampled (NUTS)")
+            ax.plot(
+                [d["N"] for d in samples], [100 * d["acc"][s] for d in samples], "o", color="k", label="sampled (NUTS)"
+            )
         ax.set_xscale("log")
         ax.set_xlabel("width N")
         ax.set_ylabel("test accuracy (%)")
         ax.set_title(SET_TITLES[s], fontsize=10)
         for i, N in enumerate(widths):
             j = list(th["temperatures"]).index(T_sel[i])
-            rows.append(["theory", s, N, T_sel[i], acc[i], int(th["steps"][i, j]), th["g_max"][i, j],
-                         bool(th["converged"][i, j])])
+            rows.append(
+                [
+                    "theory",
+                    s,
+                    N,
+                    T_sel[i],
+                    acc[i],
+                    int(th["steps"][i, j]),
+                    th["g_max"][i, j],
+                    bool(th["converged"][i, j]),
+                ]
+            )
         for T, a in zip(th["gp_temperatures"], th[f"gp_acc_{s}"]):
             rows.append(["gp_scan", s, "", T, a, "", "", ""])
         rows.append(["gp_selected", s, "", float(th["gp_T_selected"]), gp_acc, "", "", ""])

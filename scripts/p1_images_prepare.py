@@ -10,7 +10,7 @@ from smattn.scriptio import run
 
 def main(io):
     from smattn.io import atomic_path
-    from smattn.p1.images.datasets import ood_store, omniglot_store
+    from smattn.p1.images.datasets import omniglot_store, ood_store
 
     store = omniglot_store(io.input.omniglot_background, io.input.omniglot_evaluation)
     store.update(ood_store(Path(io.input.mnist[0]).parent, Path(io.input.fashion[0]).parent))

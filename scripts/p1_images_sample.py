@@ -32,18 +32,39 @@ def main(io):
     scale = np.sqrt(D * Htot)  # un-normalised path-attended inputs sum_s abar(s) x_s (sigma_0 = 1)
     xb = xi["train"] * scale
     xt = np.concatenate([xi[s] for s in TEST_SETS]) * scale
-    res = run_nuts(xb, ex["y_train"].astype(np.float64), xt, Architecture.equal_width(heads, N), T, int(p.warmup),
-                   int(p.samples), int(p.chains), int(p.seed), p.dtype)
+    res = run_nuts(
+        xb,
+        ex["y_train"].astype(np.float64),
+        xt,
+        Architecture.equal_width(heads, N),
+        T,
+        int(p.warmup),
+        int(p.samples),
+        int(p.chains),
+        int(p.seed),
+        p.dtype,
+    )
     f = res.mean_predictor
     acc, off = {}, 0
     for s in TEST_SETS:
         n = len(ex[f"y_{s}"])
-        acc[s] = accuracy(f[off:off + n], ex[f"y_{s}"].astype(np.float64))
+        acc[s] = accuracy(f[off : off + n], ex[f"y_{s}"].astype(np.float64))
         off += n
     summ = res.summary()
-    out = {"model": io.wildcards.model, "N": N, "T": T, "acc": acc, "U_mean": res.U_mean.tolist(),
-           "ess_U": res.ess_U.tolist(), "warmup": int(p.warmup), "samples": int(p.samples), "chains": int(p.chains),
-           "seed": int(p.seed), "platform": platform, **summ}
+    out = {
+        "model": io.wildcards.model,
+        "N": N,
+        "T": T,
+        "acc": acc,
+        "U_mean": res.U_mean.tolist(),
+        "ess_U": res.ess_U.tolist(),
+        "warmup": int(p.warmup),
+        "samples": int(p.samples),
+        "chains": int(p.chains),
+        "seed": int(p.seed),
+        "platform": platform,
+        **summ,
+    }
     out["rhat_U_max"] = out["rhat_U_max"] if np.isfinite(out["rhat_U_max"]) else None
     print(f"N={N}, T={T}: sampled acc {acc}; {summ}")
     write_json(io.output.samples, out)

@@ -24,14 +24,19 @@ def main(io):
     with np.load(io.input.export) as z:
         ex = {k: z[k] for k in z.files}
     xi = attentioned_sets(ex)
-    print(f"attentioned inputs: train {xi['train'].shape}, " + ", ".join(f"{s} {xi[s].shape}" for s in TEST_SETS),
-          flush=True)
+    print(
+        f"attentioned inputs: train {xi['train'].shape}, " + ", ".join(f"{s} {xi[s].shape}" for s in TEST_SETS),
+        flush=True,
+    )
 
     def report(r):
         s = r["summary"]
-        print(f"N={r['N']:g} T={r['T']:g} ({r['init']}): steps {s['steps']}, g_max {s['g_max']:.2e}, "
-              f"converged {s['converged']}, {r['seconds']:.1f} s; acc " +
-              ", ".join(f"{k} {v:.3f}" for k, v in r["acc"].items()), flush=True)
+        print(
+            f"N={r['N']:g} T={r['T']:g} ({r['init']}): steps {s['steps']}, g_max {s['g_max']:.2e}, "
+            f"converged {s['converged']}, {r['seconds']:.1f} s; acc "
+            + ", ".join(f"{k} {v:.3f}" for k, v in r["acc"].items()),
+            flush=True,
+        )
 
     recs = run_grid(ex, xi, widths, temps, tol=float(p.tol), warm_start=bool(p.warm_start), progress=report)
     sel = select_temperature(recs, widths, temps)
@@ -43,17 +48,23 @@ def main(io):
     ov_gp = pc_overlaps(kernel_U(np.eye(U_small.shape[0]), xi["train"]), y, k)
     ov_rn = pc_overlaps(kernel_U(U_small, xi["train"]), y, k)
     nN, nT = len(widths), len(temps)
-    grid = {s: np.array([[r["acc"][s] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)]) for s in TEST_SETS}
-    summ = lambda key: np.array([[r["summary"][key] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)])
+    grid = {s: np.array([[r["acc"][s] for r in recs[i * nT : (i + 1) * nT]] for i in range(nN)]) for s in TEST_SETS}
+    summ = lambda key: np.array([[r["summary"][key] for r in recs[i * nT : (i + 1) * nT]] for i in range(nN)])
     arrays = {
-        "widths": np.array(widths), "temperatures": np.array(temps),
-        "U": np.array([[r["U"] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)]),
-        "steps": summ("steps"), "g_max": summ("g_max"), "converged": summ("converged").astype(bool),
-        "seconds": np.array([[r["seconds"] for r in recs[i * nT:(i + 1) * nT]] for i in range(nN)]),
+        "widths": np.array(widths),
+        "temperatures": np.array(temps),
+        "U": np.array([[r["U"] for r in recs[i * nT : (i + 1) * nT]] for i in range(nN)]),
+        "steps": summ("steps"),
+        "g_max": summ("g_max"),
+        "converged": summ("converged").astype(bool),
+        "seconds": np.array([[r["seconds"] for r in recs[i * nT : (i + 1) * nT]] for i in range(nN)]),
         "T_selected": np.array([sel[N]["T"] for N in widths]),
         "U_selected": np.array([sel[N]["U"] for N in widths]),
-        "gp_temperatures": np.array([g["T"] for g in gp["scan"]]), "gp_T_selected": np.array(gp["T"]),
-        "overlap_gp": ov_gp, "overlap_renormalised": ov_rn, "alignment_N": np.array(Nmin),
+        "gp_temperatures": np.array([g["T"] for g in gp["scan"]]),
+        "gp_T_selected": np.array(gp["T"]),
+        "overlap_gp": ov_gp,
+        "overlap_renormalised": ov_rn,
+        "alignment_N": np.array(Nmin),
         "alignment_T": np.array(sel[Nmin]["T"]),
     }
     for s in TEST_SETS:
@@ -64,15 +75,26 @@ def main(io):
     with atomic_path(io.output.theory) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
-    write_json(io.output.summary, {
-        "model": io.wildcards.model, "heads": ex["heads"].tolist(), "P": int(len(y)),
-        "n_test": {s: int(len(ex[f"y_{s}"])) for s in TEST_SETS},
-        "selected": [{"N": N, "T": sel[N]["T"], "acc": sel[N]["acc"], **sel[N]["summary"]} for N in widths],
-        "gp": {"T": gp["T"], "acc": gp["acc"], "scan": gp["scan"]},
-        "all_converged": bool(arrays["converged"].all()), "max_g_max": float(arrays["g_max"].max()),
-        "total_seconds": float(arrays["seconds"].sum()),
-        "alignment": {"N": Nmin, "T": sel[Nmin]["T"], "max_overlap_gp": float(ov_gp.max()),
-                      "max_overlap_renormalised": float(ov_rn.max())}})
+    write_json(
+        io.output.summary,
+        {
+            "model": io.wildcards.model,
+            "heads": ex["heads"].tolist(),
+            "P": int(len(y)),
+            "n_test": {s: int(len(ex[f"y_{s}"])) for s in TEST_SETS},
+            "selected": [{"N": N, "T": sel[N]["T"], "acc": sel[N]["acc"], **sel[N]["summary"]} for N in widths],
+            "gp": {"T": gp["T"], "acc": gp["acc"], "scan": gp["scan"]},
+            "all_converged": bool(arrays["converged"].all()),
+            "max_g_max": float(arrays["g_max"].max()),
+            "total_seconds": float(arrays["seconds"].sum()),
+            "alignment": {
+                "N": Nmin,
+                "T": sel[Nmin]["T"],
+                "max_overlap_gp": float(ov_gp.max()),
+                "max_overlap_renormalised": float(ov_rn.max()),
+            },
+        },
+    )
     print(f"grid of {len(recs)} runs in {arrays['seconds'].sum():.1f} s; all converged: {arrays['converged'].all()}")
 
 

@@ -21,12 +21,23 @@ def main(io):
     from smattn.p1.images.training import TrainConfig, train
 
     p = io.params
-    cfg = TrainConfig(n_layers=int(p.n_layers), n_heads=int(p.n_heads), width=int(p.width), qk_dim=int(p.qk_dim),
-                      epochs=int(p.epochs), tasks_per_epoch=int(p.tasks_per_epoch), batch=int(p.batch), lr=float(p.lr),
-                      weight_decay=float(p.weight_decay), val_every=int(p.val_every), n_val=int(p.n_val),
-                      ckpt_every=int(p.ckpt_every), seed=int(p.seed),
-                      max_steps=None if p.max_steps is None else int(p.max_steps),
-                      value_init_gain=float(p.value_init_gain))
+    cfg = TrainConfig(
+        n_layers=int(p.n_layers),
+        n_heads=int(p.n_heads),
+        width=int(p.width),
+        qk_dim=int(p.qk_dim),
+        epochs=int(p.epochs),
+        tasks_per_epoch=int(p.tasks_per_epoch),
+        batch=int(p.batch),
+        lr=float(p.lr),
+        weight_decay=float(p.weight_decay),
+        val_every=int(p.val_every),
+        n_val=int(p.n_val),
+        ckpt_every=int(p.ckpt_every),
+        seed=int(p.seed),
+        max_steps=None if p.max_steps is None else int(p.max_steps),
+        value_init_gain=float(p.value_init_gain),
+    )
     device = torch_device()
     print(f"device {device}; config {json.dumps(cfg.__dict__)}; total steps {cfg.total_steps}", flush=True)
     store = load_store(io.input.store)
@@ -45,14 +56,24 @@ def main(io):
     with atomic_path(io.output.model) as tmp:
         torch.save(keep, tmp)
     steps_run, secs = sum(h["session_steps"]), sum(h["session_seconds"])
-    write_json(io.output.summary, {
-        "model": io.wildcards.model, "device": str(device), "steps": int(ck["step"]),
-        "best_val_acc": float(ck["best_val_acc"]), "best_step": int(ck["best_step"]),
-        "val_steps": h["val_step"], "val_acc": h["val_acc"],
-        "final_loss_mean_last_100": float(sum(h["loss"][-100:]) / max(1, len(h["loss"][-100:]))),
-        "n_trainable": sum(v.numel() for v in ck["best_model"].values()),
-        "train_seconds": secs, "steps_per_second": steps_run / secs if secs > 0 else None,
-        "sessions": len(h["session_steps"]), "config": cfg.__dict__})
+    write_json(
+        io.output.summary,
+        {
+            "model": io.wildcards.model,
+            "device": str(device),
+            "steps": int(ck["step"]),
+            "best_val_acc": float(ck["best_val_acc"]),
+            "best_step": int(ck["best_step"]),
+            "val_steps": h["val_step"],
+            "val_acc": h["val_acc"],
+            "final_loss_mean_last_100": float(sum(h["loss"][-100:]) / max(1, len(h["loss"][-100:]))),
+            "n_trainable": sum(v.numel() for v in ck["best_model"].values()),
+            "train_seconds": secs,
+            "steps_per_second": steps_run / secs if secs > 0 else None,
+            "sessions": len(h["session_steps"]),
+            "config": cfg.__dict__,
+        },
+    )
 
 
 if __name__ == "__main__":

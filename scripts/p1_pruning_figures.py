@@ -23,8 +23,14 @@ def scores_panel(ax, r, show_authors):
     ax2 = ax.twinx()
     ax2.bar(xs + 0.2, drops, 0.4, color="tab:red", label="accuracy drop (ours)")
     if show_authors:
-        ax2.plot(xs + 0.2, P1_PRUNING_DROPS_POINTS, "k_", ms=14, mew=2,
-                 label=f"authors' drop (base {P1_PRUNING_BASE_ACCURACY_PERCENT} %)")
+        ax2.plot(
+            xs + 0.2,
+            P1_PRUNING_DROPS_POINTS,
+            "k_",
+            ms=14,
+            mew=2,
+            label=f"authors' drop (base {P1_PRUNING_BASE_ACCURACY_PERCENT} %)",
+        )
     ax2.set_ylabel("ID accuracy drop (points)", color="tab:red")
     lo = min(0.0, min(drops) - 0.5)
     ax2.set_ylim(lo, max(max(drops), max(P1_PRUNING_DROPS_POINTS) if show_authors else 0) * 1.15 + 0.5)
@@ -40,11 +46,19 @@ def cumulative_panel(ax, r):
     k = np.array(c["k"])
     for s, colour, lab in (("omniglot", "tab:blue", "ID (Omniglot)"), ("fashion", "tab:orange", "OOD (Fashion-MNIST)")):
         ax.plot(k, [100 * a[s] for a in c["theory"]], "o-", color=colour, label=f"{lab}, theory order")
-        ax.plot(k, [100 * a[s] for a in c["diagonal"]], "s:", color=colour, ms=4, alpha=0.8, label=f"{lab}, diag(U) order")
+        ax.plot(
+            k, [100 * a[s] for a in c["diagonal"]], "s:", color=colour, ms=4, alpha=0.8, label=f"{lab}, diag(U) order"
+        )
         mu, sd = 100 * np.array(c["random_mean"][s]), 100 * np.array(c["random_std"][s])
         ax.plot(k, mu, "--", color=colour, lw=1)
-        ax.fill_between(k, mu - sd, mu + sd, color=colour, alpha=0.15,
-                        label=f"{lab}, random orders (mean ± std of {c['random_orders']})")
+        ax.fill_between(
+            k,
+            mu - sd,
+            mu + sd,
+            color=colour,
+            alpha=0.15,
+            label=f"{lab}, random orders (mean ± std of {c['random_orders']})",
+        )
     ax.set_xlabel("number of pruned heads k (lowest score first)")
     ax.set_ylabel("accuracy (%)")
     ax.set_xticks(k)
@@ -70,8 +84,11 @@ def main(io):
             drops = scores_panel(ax, r, show_authors=(scale == "paper"))
             save_figure(fig, io.output.fig3e_png, io.output.fig3e_pdf)
             plt.close(fig)
-            write_csv(io.output.fig3e_csv, ["head", "score", "score_diagonal", "drop_points"],
-                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)])
+            write_csv(
+                io.output.fig3e_csv,
+                ["head", "score", "score_diagonal", "drop_points"],
+                [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)],
+            )
             fig, ax = plt.subplots(figsize=(5.2, 3.8))
             cumulative_panel(ax, r)
             save_figure(fig, io.output.fig3f_png, io.output.fig3f_pdf)
@@ -85,17 +102,24 @@ def main(io):
             save_figure(fig, io.output.fig7_png, io.output.fig7_pdf)
             plt.close(fig)
             cumulative_csv = io.output.fig7_csv
-            write_csv(io.output.fig7_scores_csv, ["head", "score", "score_diagonal", "drop_points"],
-                      [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)])
+            write_csv(
+                io.output.fig7_scores_csv,
+                ["head", "score", "score_diagonal", "drop_points"],
+                [[h, r["score"][h], r["score_diagonal"][h], d] for h, d in zip(r["order"], drops)],
+            )
         c = r["cumulative"]
-        write_csv(cumulative_csv,
-                  ["k", "pruned", "params_removed_fraction"]
-                  + [f"{o}_{s}" for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
-                  + [f"random_{m}_{s}" for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")],
-                  [[k, " ".join(c["pruned"][k]), c["params_removed_fraction"][k]]
-                   + [c[o][k][s] for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
-                   + [c[f"random_{m}"][s][k] for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
-                   for k in c["k"]])
+        write_csv(
+            cumulative_csv,
+            ["k", "pruned", "params_removed_fraction"]
+            + [f"{o}_{s}" for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
+            + [f"random_{m}_{s}" for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")],
+            [
+                [k, " ".join(c["pruned"][k]), c["params_removed_fraction"][k]]
+                + [c[o][k][s] for o in ("theory", "diagonal") for s in ("omniglot", "mnist", "fashion")]
+                + [c[f"random_{m}"][s][k] for m in ("mean", "std") for s in ("omniglot", "mnist", "fashion")]
+                for k in c["k"]
+            ],
+        )
 
 
 if __name__ == "__main__":

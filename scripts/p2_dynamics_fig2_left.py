@@ -35,8 +35,7 @@ def main(io):
             ax2.plot(t, cos[r, :, k], color=col, lw=0.6, alpha=0.4, marker=".", ms=2)
         ax.plot(t, C[:, :, k].mean(0), color=col, lw=1.8, label=f"layer {k + 1} (ours, mean)")
         ax2.plot(t, cos[:, :, k].mean(0), color=col, lw=1.8, label=f"layer {k + 1} (ours, mean)")
-        ax.plot(tr, Cref[:, k], color=dcol, lw=1.0, ls="--", marker="x", ms=3,
-                label=f"layer {k + 1} (authors, d=1000)")
+        ax.plot(tr, Cref[:, k], color=dcol, lw=1.0, ls="--", marker="x", ms=3, label=f"layer {k + 1} (authors, d=1000)")
     for a in (ax, ax2):
         a.set_xscale("log")
         a.set_xlabel("GAMP iteration")
@@ -52,9 +51,13 @@ def main(io):
     save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
-    header = ["iteration"] + [f"C{k + 1}_mean" for k in range(2)] + [f"cos{k + 1}_mean" for k in range(2)] + \
-             [f"C{k + 1}_run{r}" for k in range(2) for r in range(C.shape[0])] + \
-             ["test_error_mean", "ref_C1", "ref_C2"]
+    header = (
+        ["iteration"]
+        + [f"C{k + 1}_mean" for k in range(2)]
+        + [f"cos{k + 1}_mean" for k in range(2)]
+        + [f"C{k + 1}_run{r}" for k in range(2) for r in range(C.shape[0])]
+        + ["test_error_mean", "ref_C1", "ref_C2"]
+    )
     err = np.stack([r["test_error"] for r in runs])
     rows = []
     for i in range(max(C.shape[1], Cref.shape[0])):
@@ -77,9 +80,11 @@ def main(io):
         metrics[f"p2.gamp_iter.first_half[layer={k + 1}]"] = float(it.mean())
         metrics[f"p2.gamp_iter.final_similarity[layer={k + 1}]"] = float(C[:, -1, k].mean())
         metrics[f"p2.gamp_iter.final_cosine[layer={k + 1}]"] = float(cos[:, -1, k].mean())
-        print(f"layer {k + 1}: first half-crossing at iterations {it} (mean {it.mean():.2f}); authors {itr}; "
-              f"final |M|/sqrt(Q) {C[:, -1, k]} (authors {Cref[-1, k]:.4f}); final cosine {cos[:, -1, k]}",
-              flush=True)
+        print(
+            f"layer {k + 1}: first half-crossing at iterations {it} (mean {it.mean():.2f}); authors {itr}; "
+            f"final |M|/sqrt(Q) {C[:, -1, k]} (authors {Cref[-1, k]:.4f}); final cosine {cos[:, -1, k]}",
+            flush=True,
+        )
     metrics["p2.gamp_iter.final_test_error"] = float(err[:, -1].mean())
     metrics["p2.gamp_iter.wall_s_per_run"] = float(np.mean([float(r["wall_s"]) for r in runs]))
     write_metrics(io.output.metrics, metrics)

@@ -42,13 +42,14 @@ def main(io):
         for r in range(C.shape[1]):
             ax.plot(x[sub], C[layer, r, sub], color=col, lw=0.6, alpha=0.35)
         ax.plot(x[sub], C[layer].mean(0)[sub], color=col, lw=2.0, label=f"layer {layer + 1} (ours, mean)")
-        ax.plot(xr[subr], ref[layer].mean(0)[subr], color=dcol, lw=1.2, ls="--",
-                label=f"layer {layer + 1} (authors, mean)")
+        ax.plot(
+            xr[subr], ref[layer].mean(0)[subr], color=dcol, lw=1.2, ls="--", label=f"layer {layer + 1} (authors, mean)"
+        )
     ax.set_xscale("log")
     if axis == "true_epochs":
         ax.set_xlabel("epochs")
     else:
-        ax.set_xlabel("record index / 20 (the paper's \"epochs\")")
+        ax.set_xlabel('record index / 20 (the paper\'s "epochs")')
         # our true epochs: record k is after k + 1 batch visits, rpe visits per epoch (x = k / 20)
         top = ax.secondary_xaxis("top", functions=(lambda v: v * 20.0 / rpe, lambda e: e * rpe / 20.0))
         top.set_xlabel(f"true epochs (record index / {rpe})", fontsize=7)
@@ -56,14 +57,20 @@ def main(io):
     ax.set_ylabel(r"$\mathcal{C}_k = m_k/\sqrt{q_k}$ (sign-corrected)")
     ax.set_ylim(-0.05, max(1.05, float(np.nanmax(C)) + 0.05) + 0.22)
     cfg = json.loads(str(z["config"]))
-    ax.set_title(f"SGD: d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[1]} runs, {cfg['epochs']} epochs", fontsize=9)
+    ax.set_title(
+        f"SGD: d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[1]} runs, {cfg['epochs']} epochs", fontsize=9
+    )
     ax.legend(fontsize=6.5, loc="upper left", frameon=False, ncol=2)
     fig.tight_layout()
     save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
-    header = ["record", "x"] + [f"C{l + 1}_mean" for l in range(2)] + \
-             [f"C{l + 1}_run{r}" for l in range(2) for r in range(C.shape[1])] + ["ref_x", "ref_C1_mean", "ref_C2_mean"]
+    header = (
+        ["record", "x"]
+        + [f"C{l + 1}_mean" for l in range(2)]
+        + [f"C{l + 1}_run{r}" for l in range(2) for r in range(C.shape[1])]
+        + ["ref_x", "ref_C1_mean", "ref_C2_mean"]
+    )
     rows = []
     for i in sub:
         row = [int(i), x[i], C[0, :, i].mean(), C[1, :, i].mean()]
@@ -83,9 +90,12 @@ def main(io):
         metrics[f"p2.sgd.final_similarity[layer={layer + 1}]"] = float(C[layer, :, -1].mean())
         metrics[f"p2.sgd.final_cosine[layer={layer + 1}]"] = float(C[layer, :, -1].mean() / np.sqrt(tsq[layer]))
         kr = first_crossing(ref[layer], 0.5)
-        print(f"layer {layer + 1}: ours half at {((k + 1) / rpe)} epochs (mean {((k + 1) / rpe).mean():.3f}); "
-              f"authors {((kr + 1) / ref_rpe).mean():.3f}; final ours {C[layer, :, -1].mean():.4f}, "
-              f"authors {ref[layer, :, -1].mean():.4f}", flush=True)
+        print(
+            f"layer {layer + 1}: ours half at {((k + 1) / rpe)} epochs (mean {((k + 1) / rpe).mean():.3f}); "
+            f"authors {((kr + 1) / ref_rpe).mean():.3f}; final ours {C[layer, :, -1].mean():.4f}, "
+            f"authors {ref[layer, :, -1].mean():.4f}",
+            flush=True,
+        )
     metrics["p2.sgd.wall_s"] = float(z["wall_s"])
     write_metrics(io.output.metrics, metrics)
 

@@ -53,8 +53,12 @@ def main(io):
 
     n = S.shape[-1]
     step_idx = log_spaced_indices(n, 1500)
-    header = ["step", "epoch"] + [f"S{l + 1}_mean" for l in range(2)] + \
-             [f"S{l + 1}_run{r}" for l in range(2) for r in range(S.shape[1])] + ["ref_S1_mean", "ref_S2_mean"]
+    header = (
+        ["step", "epoch"]
+        + [f"S{l + 1}_mean" for l in range(2)]
+        + [f"S{l + 1}_run{r}" for l in range(2) for r in range(S.shape[1])]
+        + ["ref_S1_mean", "ref_S2_mean"]
+    )
     rows = []
     for i in step_idx:
         row = [int(i), x[i], S[0, :, i].mean(), S[1, :, i].mean()]
@@ -62,8 +66,11 @@ def main(io):
         row += [ref[0, :, i].mean(), ref[1, :, i].mean()] if i < ref.shape[-1] else ["", ""]
         rows.append(row)
     write_csv(io.output.csv, header, rows)
-    write_csv(io.output.accuracy_csv, ["epoch"] + [f"run{r}" for r in range(acc.shape[0])] + ["mean"],
-              [[int(e)] + list(acc[:, e - 1]) + [acc[:, e - 1].mean()] for e in ep])
+    write_csv(
+        io.output.accuracy_csv,
+        ["epoch"] + [f"run{r}" for r in range(acc.shape[0])] + ["mean"],
+        [[int(e)] + list(acc[:, e - 1]) + [acc[:, e - 1].mean()] for e in ep],
+    )
 
     metrics = {}
     for layer in range(2):
@@ -71,9 +78,12 @@ def main(io):
         k = first_crossing(S[layer], 0.5, from_start=True)
         kr = first_crossing(ref[layer], 0.5, from_start=True)
         metrics[f"p2.trec.epochs_to_half[layer={layer + 1}]"] = float(((k + 1) / spe).mean())
-        print(f"layer {layer + 1}: half at epochs {(k + 1) / spe} (mean {((k + 1) / spe).mean():.4f}); "
-              f"authors {((kr + 1) / ref_spe).mean():.4f}; initial S ours {S[layer, :, 0].mean():.3f}, "
-              f"authors {ref[layer, :, 0].mean():.3f}", flush=True)
+        print(
+            f"layer {layer + 1}: half at epochs {(k + 1) / spe} (mean {((k + 1) / spe).mean():.4f}); "
+            f"authors {((kr + 1) / ref_spe).mean():.4f}; initial S ours {S[layer, :, 0].mean():.3f}, "
+            f"authors {ref[layer, :, 0].mean():.3f}",
+            flush=True,
+        )
     metrics["p2.trec.val_accuracy"] = float(acc[:, -1].mean())
     metrics["p2.trec.steps_per_s"] = float(np.mean([S.shape[-1] / float(r["wall_s"]) for r in runs]))
     write_metrics(io.output.metrics, metrics)

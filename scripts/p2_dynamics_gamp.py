@@ -32,15 +32,28 @@ def main(io):
     tsq = (res.W * res.W).sum(1) / p.d
     for t in range(len(res.M)):
         c = np.abs(np.diag(res.M[t])) / np.sqrt(np.diag(res.Q[t]))
-        print(f"[gamp] iter {t + 1}: |M_kk|/sqrt(Q_kk) = {c[0]:.4f}, {c[1]:.4f}; test error "
-              f"{res.test_error[t]:.4f}; ||M^t - M^(t-1)|| = {res.delta[t]:.2e}; min ESS {res.min_ess[t]:.1f}",
-              flush=True)
+        print(
+            f"[gamp] iter {t + 1}: |M_kk|/sqrt(Q_kk) = {c[0]:.4f}, {c[1]:.4f}; test error "
+            f"{res.test_error[t]:.4f}; ||M^t - M^(t-1)|| = {res.delta[t]:.2e}; min ESS {res.min_ess[t]:.1f}",
+            flush=True,
+        )
     with atomic_path(io.output.run) as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, M=res.M, Q=res.Q, test_error=res.test_error, delta=res.delta, min_ess=res.min_ess,
-                     teacher_sq_norm=tsq, wall_s=wall, config=json.dumps(cfg))
-    print(f"[gamp] run {r}: {p.iterations} iterations in {wall:.1f} s; final ||M^t - M^(t-1)||_F = "
-          f"{res.delta[-1]:.2e}", flush=True)
+            np.savez(
+                fh,
+                M=res.M,
+                Q=res.Q,
+                test_error=res.test_error,
+                delta=res.delta,
+                min_ess=res.min_ess,
+                teacher_sq_norm=tsq,
+                wall_s=wall,
+                config=json.dumps(cfg),
+            )
+    print(
+        f"[gamp] run {r}: {p.iterations} iterations in {wall:.1f} s; final ||M^t - M^(t-1)||_F = {res.delta[-1]:.2e}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -19,18 +19,40 @@ def main(io):
     from smattn.p2.dynamics.sgd import SGDConfig, train_sgd
 
     p = io.params
-    cfg = SGDConfig(d=p.d, alpha=p.alpha, n_runs=p.runs, epochs=p.epochs, batch_size=p.batch_size,
-                    steps_per_batch=p.steps_per_batch, lr=p.lr, weight_decay_times_d=p.weight_decay_times_d,
-                    test_every=p.test_every, seed=p.seed, dtype=p.dtype, chunk_epochs=p.chunk_epochs)
+    cfg = SGDConfig(
+        d=p.d,
+        alpha=p.alpha,
+        n_runs=p.runs,
+        epochs=p.epochs,
+        batch_size=p.batch_size,
+        steps_per_batch=p.steps_per_batch,
+        lr=p.lr,
+        weight_decay_times_d=p.weight_decay_times_d,
+        test_every=p.test_every,
+        seed=p.seed,
+        dtype=p.dtype,
+        chunk_epochs=p.chunk_epochs,
+    )
     print(f"[sgd] JAX platform {platform}; config {json.dumps(cfg.as_dict())}", flush=True)
     out = train_sgd(cfg, progress=lambda s: print(s, flush=True))
     W = out["W"]
     with atomic_path(io.output.runs) as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, m=out["m"], q=out["q"], m0=out["m0"], q0=out["q0"], train_loss=out["train_loss"],
-                     test_epochs=out["test_epochs"], test_error=out["test_error"],
-                     teacher_sq_norm=(W * W).sum(1) / cfg.d, records_per_epoch=cfg.n_batches,
-                     wall_s=out["wall_s"], platform=platform, config=json.dumps(cfg.as_dict()))
+            np.savez(
+                fh,
+                m=out["m"],
+                q=out["q"],
+                m0=out["m0"],
+                q0=out["q0"],
+                train_loss=out["train_loss"],
+                test_epochs=out["test_epochs"],
+                test_error=out["test_error"],
+                teacher_sq_norm=(W * W).sum(1) / cfg.d,
+                records_per_epoch=cfg.n_batches,
+                wall_s=out["wall_s"],
+                platform=platform,
+                config=json.dumps(cfg.as_dict()),
+            )
     print(f"[sgd] {cfg.n_runs} runs x {cfg.epochs} epochs in {out['wall_s']:.1f} s", flush=True)
 
 

@@ -21,8 +21,17 @@ def main(io):
 
     p = io.params
     rep = int(io.wildcards.rep)
-    cfg = TRECConfig(epochs=p.epochs, repetitions=p.repetitions, batch_size=p.batch_size, lr=p.lr, use_attention_mask=p.attention_mask,
-                     map_chunk=p.map_chunk, max_questions=p.max_questions, seed=p.seed, max_length=p.max_length)
+    cfg = TRECConfig(
+        epochs=p.epochs,
+        repetitions=p.repetitions,
+        batch_size=p.batch_size,
+        lr=p.lr,
+        use_attention_mask=p.attention_mask,
+        map_chunk=p.map_chunk,
+        max_questions=p.max_questions,
+        seed=p.seed,
+        max_length=p.max_length,
+    )
     if rep >= p.repetitions:
         raise ValueError(f"repetition {rep} requested but trec_repetitions = {p.repetitions}")
     device = torch_device()
@@ -31,16 +40,35 @@ def main(io):
     tok = make_tokenizer(io.input.vocab, max_length=cfg.max_length)
     ids, labels = encode_questions(questions, tok)
     vocab_size = tok.get_vocab_size()
-    out = train_trec_run(ids, labels, cfg, rep=rep, workdir=Path(io.output.run).parent, device=device,
-                         vocab_size=vocab_size, progress=lambda s: print(s, flush=True))
+    out = train_trec_run(
+        ids,
+        labels,
+        cfg,
+        rep=rep,
+        workdir=Path(io.output.run).parent,
+        device=device,
+        vocab_size=vocab_size,
+        progress=lambda s: print(s, flush=True),
+    )
     with atomic_path(io.output.run) as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, similarity=out["similarity"], val_accuracy=out["val_accuracy"],
-                     train_loss=out["train_loss"], steps_per_epoch=out["steps_per_epoch"], wall_s=out["wall_s"],
-                     n_train=out["n_train"], n_val=out["n_val"], device=str(device),
-                     config=json.dumps(cfg.as_dict()))
-    print(f"[trec] rep {rep}: {out['n_steps']} steps in {out['wall_s']:.1f} s "
-          f"({out['n_steps'] / out['wall_s']:.1f} steps/s); final val acc {out['val_accuracy'][-1]:.4f}", flush=True)
+            np.savez(
+                fh,
+                similarity=out["similarity"],
+                val_accuracy=out["val_accuracy"],
+                train_loss=out["train_loss"],
+                steps_per_epoch=out["steps_per_epoch"],
+                wall_s=out["wall_s"],
+                n_train=out["n_train"],
+                n_val=out["n_val"],
+                device=str(device),
+                config=json.dumps(cfg.as_dict()),
+            )
+    print(
+        f"[trec] rep {rep}: {out['n_steps']} steps in {out['wall_s']:.1f} s "
+        f"({out['n_steps'] / out['wall_s']:.1f} steps/s); final val acc {out['val_accuracy'][-1]:.4f}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

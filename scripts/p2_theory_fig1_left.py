@@ -35,7 +35,7 @@ def main(io):
     # thresholds as in Fig. 1 right (the paper's definition: regularised self-consistent alpha_first)
     th = read_json(io.input.thresholds)
     a_last, a_last_se = th["alpha_last"], th["alpha_last_se"]
-    a_first = th["alpha_first"] if th["alpha_first"] is not None else 1.6   # no first-layer onset on the grid
+    a_first = th["alpha_first"] if th["alpha_first"] is not None else 1.6  # no first-layer onset on the grid
     a_first_se = th["alpha_first_se"] if th["alpha_first"] is not None else float("nan")
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.478, 3.1))
@@ -45,18 +45,42 @@ def main(io):
     for a in (a_last, a_first):
         ax.axvline(a, color="k", lw=0.6, ls=":")
     if th["alpha_first_noiseless"] is not None:
-        ax.axvline(th["alpha_first_noiseless"], color=BLUE, lw=0.6, ls="-.",
-                   label=rf"$\alpha_{{first}}$ noiseless = {th['alpha_first_noiseless']:.3f} (variant)")
-    ax.axvline(th["alpha_first_literal"], color=BLUE, lw=0.6, ls=(0, (1, 2)),
-               label=rf"$\alpha_{{first}}$ literal = {th['alpha_first_literal']:.3f} (variant)")
+        ax.axvline(
+            th["alpha_first_noiseless"],
+            color=BLUE,
+            lw=0.6,
+            ls="-.",
+            label=rf"$\alpha_{{first}}$ noiseless = {th['alpha_first_noiseless']:.3f} (variant)",
+        )
+    ax.axvline(
+        th["alpha_first_literal"],
+        color=BLUE,
+        lw=0.6,
+        ls=(0, (1, 2)),
+        label=rf"$\alpha_{{first}}$ literal = {th['alpha_first_literal']:.3f} (variant)",
+    )
     ax.plot(al, q11, color=BLUE, label=r"$Q_{11}$ (SE, ours)")
     ax.plot(al, q22, color=RED, label=r"$Q_{22}$ (SE, ours)")
     ax.plot(ref_q["alpha"], ref_q["Q11"], color=BLUE, lw=0.7, ls="--", label="authors' SE")
     ax.plot(ref_q["alpha"], ref_q["Q22"], color=RED, lw=0.7, ls="--")
-    ax.errorbar(g_alpha, [m.mean() for m in g_m11], yerr=[m.std() for m in g_m11], fmt="x", color=DBLUE, ms=4,
-                label=f"GAMP $|M_{{11}}|$ (d={int(gamp[0]['d'])})")
-    ax.errorbar(g_alpha, [m.mean() for m in g_m22], yerr=[m.std() for m in g_m22], fmt="x", color=DRED, ms=4,
-                label=r"GAMP $|M_{22}|$")
+    ax.errorbar(
+        g_alpha,
+        [m.mean() for m in g_m11],
+        yerr=[m.std() for m in g_m11],
+        fmt="x",
+        color=DBLUE,
+        ms=4,
+        label=f"GAMP $|M_{{11}}|$ (d={int(gamp[0]['d'])})",
+    )
+    ax.errorbar(
+        g_alpha,
+        [m.mean() for m in g_m22],
+        yerr=[m.std() for m in g_m22],
+        fmt="x",
+        color=DRED,
+        ms=4,
+        label=r"GAMP $|M_{22}|$",
+    )
     ax.plot(ref_amp["alpha"], ref_amp["Q11_mean"], "+", color="grey", ms=3, label="authors' GAMP")
     ax.plot(ref_amp["alpha"], ref_amp["Q22_mean"], "+", color="grey", ms=3)
     ax.set_xlim(0, 1.6)
@@ -65,16 +89,26 @@ def main(io):
     ax.set_ylabel("Overlap")
     # below the panel: inside, it covered the rising Q11 branch and the GAMP crosses
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False, fontsize=6)
-    ax.set_title(rf"$c={r['params']['skip_c']:g}$: $\alpha_{{last}}={a_last:.4f}\pm{a_last_se:.4f}$, "
-                 rf"$\alpha_{{first}}={a_first:.3f}\pm{a_first_se:.3f}$", fontsize=8)
+    ax.set_title(
+        rf"$c={r['params']['skip_c']:g}$: $\alpha_{{last}}={a_last:.4f}\pm{a_last_se:.4f}$, "
+        rf"$\alpha_{{first}}={a_first:.3f}\pm{a_first_se:.3f}$",
+        fontsize=8,
+    )
 
     ax2.errorbar(al, r["error_bo"], yerr=r["error_bo_se"], color="k", label="Bayes-optimal (Eq. 11)")
-    ax2.errorbar(al, r["error_plugin"], yerr=r["error_plugin_se"], color="k", ls="-.", lw=0.9,
-                 label="plug-in, full")
-    ax2.errorbar(al, r["error_one_layer"], yerr=r["error_one_layer_se"], color="grey", ls="--",
-                 label="plug-in, last layer only")
-    ax2.errorbar(g_alpha, [e.mean() for e in g_err], yerr=[e.std() for e in g_err], fmt="x", color="k", ms=4,
-                 label="GAMP plug-in")
+    ax2.errorbar(al, r["error_plugin"], yerr=r["error_plugin_se"], color="k", ls="-.", lw=0.9, label="plug-in, full")
+    ax2.errorbar(
+        al, r["error_one_layer"], yerr=r["error_one_layer_se"], color="grey", ls="--", label="plug-in, last layer only"
+    )
+    ax2.errorbar(
+        g_alpha,
+        [e.mean() for e in g_err],
+        yerr=[e.std() for e in g_err],
+        fmt="x",
+        color="k",
+        ms=4,
+        label="GAMP plug-in",
+    )
     ax2.plot(ref_e["alpha"], ref_e["gen_error"], color="C1", lw=0.7, ls="--", label="authors' plug-in")
     ax2.plot(ref_e1["alpha"], ref_e1["gen_error"], color="C1", lw=0.7, ls=":", label="authors' one-layer")
     ax2.plot(ref_eamp["alpha"], ref_eamp["gen_error_mean"], "+", color="C1", ms=3, label="authors' GAMP")
@@ -87,16 +121,25 @@ def main(io):
     fig.subplots_adjust(bottom=0.4)
     save_figure(fig, io.output.png, io.output.pdf)
 
-    rows = (long_rows("Q11_se", al, q11) + long_rows("Q22_se", al, q22)
-            + long_rows("error_bo", al, r["error_bo"], r["error_bo_se"])
-            + long_rows("error_plugin", al, r["error_plugin"], r["error_plugin_se"])
-            + long_rows("error_plugin_one_layer", al, r["error_one_layer"], r["error_one_layer_se"])
-            + long_rows("gamp_abs_M11", g_alpha, [m.mean() for m in g_m11], [m.std() for m in g_m11])
-            + long_rows("gamp_abs_M22", g_alpha, [m.mean() for m in g_m22], [m.std() for m in g_m22])
-            + long_rows("gamp_plugin_error", g_alpha, [e.mean() for e in g_err], [e.std() for e in g_err])
-            + [("alpha_last", a_last, 0.0, a_last_se),
-               ("alpha_first", a_first, th["alpha_first_q2"] if th["alpha_first_q2"] is not None else float("nan"),
-                a_first_se)])
+    rows = (
+        long_rows("Q11_se", al, q11)
+        + long_rows("Q22_se", al, q22)
+        + long_rows("error_bo", al, r["error_bo"], r["error_bo_se"])
+        + long_rows("error_plugin", al, r["error_plugin"], r["error_plugin_se"])
+        + long_rows("error_plugin_one_layer", al, r["error_one_layer"], r["error_one_layer_se"])
+        + long_rows("gamp_abs_M11", g_alpha, [m.mean() for m in g_m11], [m.std() for m in g_m11])
+        + long_rows("gamp_abs_M22", g_alpha, [m.mean() for m in g_m22], [m.std() for m in g_m22])
+        + long_rows("gamp_plugin_error", g_alpha, [e.mean() for e in g_err], [e.std() for e in g_err])
+        + [
+            ("alpha_last", a_last, 0.0, a_last_se),
+            (
+                "alpha_first",
+                a_first,
+                th["alpha_first_q2"] if th["alpha_first_q2"] is not None else float("nan"),
+                a_first_se,
+            ),
+        ]
+    )
     write_csv(io.output.csv, ["series", "x", "y", "err"], rows)
 
     m = {}

@@ -40,10 +40,26 @@ def main(io):
     ax.fill_between(c, a_last, top, color=RED, alpha=0.1)
     ax.fill_between(c, top, 1.0, color=BLUE, alpha=0.1)
     ax.errorbar(c, a_last, yerr=a_last_se, color=RED, marker="o", ms=2.5, label=r"$\alpha_{last}$ (ours)")
-    ax.errorbar(c, a_first, yerr=a_first_se, color=BLUE, marker="o", ms=2.5,
-                label=rf"$\alpha_{{first}}$ (ours, regulariser {v_reg:g})")
-    ax.errorbar(c, a_free, yerr=a_free_se, color=BLUE, lw=0.8, ls="-.", marker="s", ms=1.5,
-                label=r"$\alpha_{first}$ noiseless (ours, variant)")
+    ax.errorbar(
+        c,
+        a_first,
+        yerr=a_first_se,
+        color=BLUE,
+        marker="o",
+        ms=2.5,
+        label=rf"$\alpha_{{first}}$ (ours, regulariser {v_reg:g})",
+    )
+    ax.errorbar(
+        c,
+        a_free,
+        yerr=a_free_se,
+        color=BLUE,
+        lw=0.8,
+        ls="-.",
+        marker="s",
+        ms=1.5,
+        label=r"$\alpha_{first}$ noiseless (ours, variant)",
+    )
     ax.plot(c, a_lit, color=BLUE, ls=":", label=r"$\alpha_{first}$ literal, 1/6 (ours, variant)")
     ax.axhline(1 / 6, color="k", lw=0.5, ls="-", alpha=0.5)
     ax.text(3.95, 1 / 6 + 0.01, r"$1/6$ bound", ha="right", fontsize=6)
@@ -58,9 +74,21 @@ def main(io):
     fig.tight_layout()
     save_figure(fig, io.output.png, io.output.pdf)
 
-    keys = ("c", "alpha_last", "alpha_last_se", "alpha_last_fine_grid", "alpha_first", "alpha_first_se",
-            "alpha_first_grid_shift", "alpha_first_q2", "alpha_first_noiseless", "alpha_first_noiseless_se",
-            "alpha_first_noiseless_q2", "alpha_first_literal", "alpha_first_literal_se")
+    keys = (
+        "c",
+        "alpha_last",
+        "alpha_last_se",
+        "alpha_last_fine_grid",
+        "alpha_first",
+        "alpha_first_se",
+        "alpha_first_grid_shift",
+        "alpha_first_q2",
+        "alpha_first_noiseless",
+        "alpha_first_noiseless_se",
+        "alpha_first_noiseless_q2",
+        "alpha_first_literal",
+        "alpha_first_literal_se",
+    )
     rows = [tuple(np.nan if r.get(k) is None else r[k] for k in keys) + (r["K"][0][0], r["K"][1][1]) for r in rs]
     write_csv(io.output.csv, list(keys) + ["K11", "K22"], rows)
     m = {}
@@ -76,8 +104,9 @@ def main(io):
     write_metrics(io.output.metrics, m)
 
     hyp = read_json(io.input.hypotheses)
-    write_text(io.output.md, phase_diagram_report(rs, ref, hyp, scale=io.params.scale, v_reg=v_reg,
-                                                 q_max=io.params.q_max))
+    write_text(
+        io.output.md, phase_diagram_report(rs, ref, hyp, scale=io.params.scale, v_reg=v_reg, q_max=io.params.q_max)
+    )
 
 
 if __name__ == "__main__":

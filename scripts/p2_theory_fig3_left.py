@@ -1,4 +1,5 @@
 """P2 Fig. 3 left: depth-3 SE overlaps Q11, Q22, Q33 and plug-in errors (full, last layer only), 4-D quadrature."""
+
 import time
 
 import numpy as np
@@ -31,19 +32,27 @@ def main(io):
     a_last = 1.0 / K[k_max, k_max]
     print(f"L=3 K diag {np.diag(K)} (se {np.diag(K_se)}): alpha_last={a_last:.4f} ({time.time() - t0:.1f} s)")
     alphas = np.array(sorted(P.alphas))
-    sw = se_sweep(alphas, P.skip_c, 3, quad, n_samples=P.n_samples, seed=P.seed + 1, damping=P.damping, tol=P.tol,
-                  max_iter=P.max_iter, v_reg=P.v_reg)
+    sw = se_sweep(
+        alphas,
+        P.skip_c,
+        3,
+        quad,
+        n_samples=P.n_samples,
+        seed=P.seed + 1,
+        damping=P.damping,
+        tol=P.tol,
+        max_iter=P.max_iter,
+        v_reg=P.v_reg,
+    )
     t_se = time.time() - t0
     q = np.array([np.diag(Q) for Q in sw["Q"]])
     full, last = [], []
     for i, a in enumerate(alphas):
         full.append(plugin_error(np.diag(q[i]), P.skip_c, n_samples=P.error_samples, seed=P.seed + i))
-        last.append(plugin_error(np.diag([0.0, 0.0, q[i, 2]]), P.skip_c, n_samples=P.error_samples,
-                                 seed=P.seed + i))
+        last.append(plugin_error(np.diag([0.0, 0.0, q[i, 2]]), P.skip_c, n_samples=P.error_samples, seed=P.seed + i))
     e0 = plugin_error(np.zeros((3, 3)), P.skip_c, n_samples=P.error_samples, seed=P.seed)
     full, last = np.array(full), np.array(last)
-    print(f"SE sweep {t_se:.1f} s; iterations {sw['iterations']}, converged {sw['converged']}, "
-          f"min ESS {sw['min_ess']}")
+    print(f"SE sweep {t_se:.1f} s; iterations {sw['iterations']}, converged {sw['converged']}, min ESS {sw['min_ess']}")
 
     ref = read_csv(io.input.ref_q)
     ref_e = read_csv(io.input.ref_err)
@@ -74,13 +83,22 @@ def main(io):
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     save_figure(fig, io.output.png, io.output.pdf)
 
-    rows = (long_rows("Q11", alphas, q[:, 0]) + long_rows("Q22", alphas, q[:, 1]) + long_rows("Q33", alphas, q[:, 2])
-            + long_rows("error_plugin", ax_al, np.concatenate([[e0[0]], full[:, 0]]),
-                        np.concatenate([[e0[1]], full[:, 1]]))
-            + long_rows("error_plugin_last_layer", ax_al, np.concatenate([[e0[0]], last[:, 0]]),
-                        np.concatenate([[e0[1]], last[:, 1]]))
-            + long_rows("se_iterations", alphas, sw["iterations"]) + long_rows("se_converged", alphas, sw["converged"])
-            + long_rows("se_min_ess", alphas, sw["min_ess"]) + [("alpha_last", a_last, K[k_max, k_max], float("nan"))])
+    rows = (
+        long_rows("Q11", alphas, q[:, 0])
+        + long_rows("Q22", alphas, q[:, 1])
+        + long_rows("Q33", alphas, q[:, 2])
+        + long_rows("error_plugin", ax_al, np.concatenate([[e0[0]], full[:, 0]]), np.concatenate([[e0[1]], full[:, 1]]))
+        + long_rows(
+            "error_plugin_last_layer",
+            ax_al,
+            np.concatenate([[e0[0]], last[:, 0]]),
+            np.concatenate([[e0[1]], last[:, 1]]),
+        )
+        + long_rows("se_iterations", alphas, sw["iterations"])
+        + long_rows("se_converged", alphas, sw["converged"])
+        + long_rows("se_min_ess", alphas, sw["min_ess"])
+        + [("alpha_last", a_last, K[k_max, k_max], float("nan"))]
+    )
     write_csv(io.output.csv, ["series", "x", "y", "err"], rows)
 
     def at(arr, a):
@@ -89,15 +107,31 @@ def main(io):
             raise ValueError(f"alpha {a} missing from l3_alphas")
         return float(arr[i])
 
-    write_metrics(io.output.metrics, {
-        f"p2.L3.alpha_last[c={fmt_id(P.skip_c)}]": a_last,
-        "p2.L3.q33[alpha=0.5]": at(q[:, 2], 0.5),
-        "p2.L3.q11[alpha=2]": at(q[:, 0], 2.0),
-        "p2.L3.error_plugin[alpha=2]": at(full[:, 0], 2.0),
-    })
-    write_json(io.output.record, json_safe({"alpha": alphas, "Q": sw["Q"], "iterations": sw["iterations"],
-                                  "residual": sw["residual"], "converged": sw["converged"], "min_ess": sw["min_ess"],
-                                  "K": K, "K_se": K_se, "time_s": time.time() - t0}))
+    write_metrics(
+        io.output.metrics,
+        {
+            f"p2.L3.alpha_last[c={fmt_id(P.skip_c)}]": a_last,
+            "p2.L3.q33[alpha=0.5]": at(q[:, 2], 0.5),
+            "p2.L3.q11[alpha=2]": at(q[:, 0], 2.0),
+            "p2.L3.error_plugin[alpha=2]": at(full[:, 0], 2.0),
+        },
+    )
+    write_json(
+        io.output.record,
+        json_safe(
+            {
+                "alpha": alphas,
+                "Q": sw["Q"],
+                "iterations": sw["iterations"],
+                "residual": sw["residual"],
+                "converged": sw["converged"],
+                "min_ess": sw["min_ess"],
+                "K": K,
+                "K_se": K_se,
+                "time_s": time.time() - t0,
+            }
+        ),
+    )
 
 
 if __name__ == "__main__":

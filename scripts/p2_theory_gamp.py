@@ -1,4 +1,5 @@
 """GAMP runs on synthetic data of the two-layer attention target at one alpha (P2 Fig. 1 left, crosses)."""
+
 import time
 
 import numpy as np
@@ -15,16 +16,26 @@ def main(io):
     recs = {k: [] for k in ("M", "Q", "test_error", "min_ess", "teacher_sq_norm", "time_s")}
     for r in range(P.runs):
         t0 = time.time()
-        res = run_gamp(P.d, alpha, P.iters, seed=P.seed + 1000 * r + int(round(alpha * 100)), damping=P.damping,
-                       c=P.skip_c, v_reg=P.v_reg, quad=QuadratureSettings(n1d=P.n1d))
+        res = run_gamp(
+            P.d,
+            alpha,
+            P.iters,
+            seed=P.seed + 1000 * r + int(round(alpha * 100)),
+            damping=P.damping,
+            c=P.skip_c,
+            v_reg=P.v_reg,
+            quad=QuadratureSettings(n1d=P.n1d),
+        )
         recs["M"].append(res.M)
         recs["Q"].append(res.Q)
         recs["test_error"].append(res.test_error)
         recs["min_ess"].append(res.min_ess)
-        recs["teacher_sq_norm"].append(np.sum(res.W ** 2, axis=1) / res.W.shape[1])
+        recs["teacher_sq_norm"].append(np.sum(res.W**2, axis=1) / res.W.shape[1])
         recs["time_s"].append(time.time() - t0)
-        print(f"alpha={alpha} run {r}: |M11|={abs(res.M[-1, 0, 0]):.4f} |M22|={abs(res.M[-1, 1, 1]):.4f} "
-              f"err={res.test_error[-1]:.4f} ({recs['time_s'][-1]:.1f} s)")
+        print(
+            f"alpha={alpha} run {r}: |M11|={abs(res.M[-1, 0, 0]):.4f} |M22|={abs(res.M[-1, 1, 1]):.4f} "
+            f"err={res.test_error[-1]:.4f} ({recs['time_s'][-1]:.1f} s)"
+        )
     with atomic_path(io.output.npz) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, alpha=alpha, d=P.d, **{k: np.asarray(v) for k, v in recs.items()})

@@ -1,4 +1,5 @@
 """P2 Fig. 1 left (theory): L = 2 overlaps Q11, Q22 vs alpha, thresholds at c, BO and plug-in errors."""
+
 import time
 
 import numpy as np
@@ -14,19 +15,36 @@ def main(io):
     P = io.params
     t0 = time.time()
     alphas = l2_alpha_grid(P.l2_alpha_points)
-    r = l2_overlap_curve(alphas, P.skip_c, QuadratureSettings(n1d=P.n1d), q_grid=q2_grid(P.l2_q_points), n_k=P.n_k,
-                         n_curve=P.n_curve, n_se=P.n_se, seed=P.seed, v_reg=P.v_reg, damping=P.se_damping, tol=P.se_tol,
-                         max_iter=P.se_max_iter)
+    r = l2_overlap_curve(
+        alphas,
+        P.skip_c,
+        QuadratureSettings(n1d=P.n1d),
+        q_grid=q2_grid(P.l2_q_points),
+        n_k=P.n_k,
+        n_curve=P.n_curve,
+        n_se=P.n_se,
+        seed=P.seed,
+        v_reg=P.v_reg,
+        damping=P.se_damping,
+        tol=P.se_tol,
+        max_iter=P.se_max_iter,
+    )
     t_se = time.time() - t0
-    print(f"SE curve: {len(alphas)} alphas in {t_se:.1f} s; alpha_last={r['alpha_last']:.4f} "
-          f"alpha_first={r['alpha_first']:.4f}; non-converged points: {int(np.sum(~r['converged']))}")
+    print(
+        f"SE curve: {len(alphas)} alphas in {t_se:.1f} s; alpha_last={r['alpha_last']:.4f} "
+        f"alpha_first={r['alpha_first']:.4f}; non-converged points: {int(np.sum(~r['converged']))}"
+    )
     errs = {k: [] for k in ("bo", "bo_se", "plugin", "plugin_se", "one_layer", "one_layer_se")}
     for i, a in enumerate(alphas):
         Q = np.diag([r["q11"][i], r["q22"][i]])
-        for key, val in (("bo", bo_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),
-                         ("plugin", plugin_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),
-                         ("one_layer", plugin_error(np.diag([0.0, r["q22"][i]]), P.skip_c,
-                                                    n_samples=P.error_samples, seed=P.seed + i))):
+        for key, val in (
+            ("bo", bo_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),
+            ("plugin", plugin_error(Q, P.skip_c, n_samples=P.error_samples, seed=P.seed + i)),
+            (
+                "one_layer",
+                plugin_error(np.diag([0.0, r["q22"][i]]), P.skip_c, n_samples=P.error_samples, seed=P.seed + i),
+            ),
+        ):
             errs[key].append(val[0])
             errs[key + "_se"].append(val[1])
     out = {k: np.asarray(v).tolist() for k, v in r.items() if k not in ("curve", "K")}

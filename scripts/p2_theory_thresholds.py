@@ -3,6 +3,7 @@
 alpha_first under the paper's definition (regulariser v_reg, the reference code's 1e-3) and, as labelled variants,
 the noiseless (v_reg = 0) and the literal readings; every threshold with its standard error and a quadrature check.
 """
+
 import time
 
 import numpy as np
@@ -15,10 +16,17 @@ from smattn.scriptio import run
 
 
 def _first_record(r, prefix):
-    return {f"{prefix}": r["alpha"] if r["found"] else None, f"{prefix}_se": r["alpha_se"],
-            f"{prefix}_found": r["found"], f"{prefix}_how": r["how"], f"{prefix}_q2": r["q2"] if r["found"] else None,
-            f"{prefix}_q2_se": r["q2_se"], f"{prefix}_grid_shift": r["alpha_grid_shift"],
-            f"{prefix}_min_ess": r["min_ess"], f"{prefix}_evaluations": r["n_evaluations"]}
+    return {
+        f"{prefix}": r["alpha"] if r["found"] else None,
+        f"{prefix}_se": r["alpha_se"],
+        f"{prefix}_found": r["found"],
+        f"{prefix}_how": r["how"],
+        f"{prefix}_q2": r["q2"] if r["found"] else None,
+        f"{prefix}_q2_se": r["q2_se"],
+        f"{prefix}_grid_shift": r["alpha_grid_shift"],
+        f"{prefix}_min_ess": r["min_ess"],
+        f"{prefix}_evaluations": r["n_evaluations"],
+    }
 
 
 def main(io):
@@ -33,22 +41,57 @@ def main(io):
     sub = alpha_last(c, quad, n_samples=P.n_k // 4, seed=P.seed, n_rep=P.qmc_sets)
     sub_fine = alpha_last(c, fine, n_samples=P.n_k // 4, seed=P.seed, n_rep=P.qmc_sets)
     grid = q2_grid(P.q_points, q_max=P.q_max)
-    first = alpha_first_refined(c, quad, q_grid=grid, v_reg=P.v_reg, n_samples=P.n_first, n_rep=P.qmc_sets,
-                                seed=P.seed + 1, last=last, quad_check=fine, show_progress=True)
-    first0 = alpha_first_refined(c, quad, q_grid=grid, v_reg=0.0, n_samples=P.n_first, n_rep=P.qmc_sets,
-                                 seed=P.seed + 1, last=last, show_progress=True)
+    first = alpha_first_refined(
+        c,
+        quad,
+        q_grid=grid,
+        v_reg=P.v_reg,
+        n_samples=P.n_first,
+        n_rep=P.qmc_sets,
+        seed=P.seed + 1,
+        last=last,
+        quad_check=fine,
+        show_progress=True,
+    )
+    first0 = alpha_first_refined(
+        c,
+        quad,
+        q_grid=grid,
+        v_reg=0.0,
+        n_samples=P.n_first,
+        n_rep=P.qmc_sets,
+        seed=P.seed + 1,
+        last=last,
+        show_progress=True,
+    )
     lit = first_layer_literal(c, n_samples=P.literal_samples, seed=P.seed + 2)
-    out = {"c": c, "alpha_last": last["alpha"], "alpha_last_se": last["alpha_se"], "K": last["K"].tolist(),
-           "K_se": last["K_se"].tolist(), "alpha_last_n": last["n_used"], "alpha_last_min_ess": last["min_ess"],
-           "alpha_last_fine_grid": last["alpha"] + sub_fine["alpha"] - sub["alpha"],
-           "alpha_last_grid_shift": sub_fine["alpha"] - sub["alpha"], "last_layer": last["layer"],
-           **_first_record(first, "alpha_first"), **_first_record(first0, "alpha_first_noiseless"),
-           "q2_at_first": first["q2"] if first["found"] else None, "alpha_first_n": first["n_used"],
-           "alpha_first_literal": lit["alpha"], "alpha_first_literal_se": lit["K_se"] / lit["K"] ** 2,
-           "K_literal": lit["K"], "K_literal_se": lit["K_se"],
-           "curve": {k: np.asarray(v).tolist() for k, v in first["coarse"].items()},
-           "points": {k: np.asarray(v).tolist() for k, v in first["points"].items()},
-           "v_reg": P.v_reg, "q_max": P.q_max, "qmc_sets": P.qmc_sets, "n1d": P.n1d, "time_s": time.time() - t0}
+    out = {
+        "c": c,
+        "alpha_last": last["alpha"],
+        "alpha_last_se": last["alpha_se"],
+        "K": last["K"].tolist(),
+        "K_se": last["K_se"].tolist(),
+        "alpha_last_n": last["n_used"],
+        "alpha_last_min_ess": last["min_ess"],
+        "alpha_last_fine_grid": last["alpha"] + sub_fine["alpha"] - sub["alpha"],
+        "alpha_last_grid_shift": sub_fine["alpha"] - sub["alpha"],
+        "last_layer": last["layer"],
+        **_first_record(first, "alpha_first"),
+        **_first_record(first0, "alpha_first_noiseless"),
+        "q2_at_first": first["q2"] if first["found"] else None,
+        "alpha_first_n": first["n_used"],
+        "alpha_first_literal": lit["alpha"],
+        "alpha_first_literal_se": lit["K_se"] / lit["K"] ** 2,
+        "K_literal": lit["K"],
+        "K_literal_se": lit["K_se"],
+        "curve": {k: np.asarray(v).tolist() for k, v in first["coarse"].items()},
+        "points": {k: np.asarray(v).tolist() for k, v in first["points"].items()},
+        "v_reg": P.v_reg,
+        "q_max": P.q_max,
+        "qmc_sets": P.qmc_sets,
+        "n1d": P.n1d,
+        "time_s": time.time() - t0,
+    }
     print({k: v for k, v in out.items() if k not in ("curve", "points")}, flush=True)
     write_json(io.output.json, json_safe(out))
 

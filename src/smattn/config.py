@@ -162,34 +162,45 @@ def _cross_key_errors(params: Mapping[str, Mapping]) -> list[str]:
     if has("p2_dynamics", "sgd_test_every", "sgd_epochs"):
         g = params["p2_dynamics"]
         if g["sgd_test_every"] > g["sgd_epochs"]:
-            errors.append(f"'p2_dynamics.sgd_test_every' ({g['sgd_test_every']}) exceeds "
-                          f"'p2_dynamics.sgd_epochs' ({g['sgd_epochs']})")
+            errors.append(
+                f"'p2_dynamics.sgd_test_every' ({g['sgd_test_every']}) exceeds "
+                f"'p2_dynamics.sgd_epochs' ({g['sgd_epochs']})"
+            )
     if has("p2_dynamics", "sgd_batch_size", "sgd_alpha", "sgd_d", "sgd_runs", "sgd_dtype"):
         g = params["p2_dynamics"]
         n_train = math.floor(g["sgd_alpha"] * g["sgd_d"] + 1e-9)
         if g["sgd_batch_size"] > n_train:
-            errors.append(f"'p2_dynamics.sgd_batch_size' ({g['sgd_batch_size']}) exceeds the n = floor("
-                          f"'p2_dynamics.sgd_alpha' x 'p2_dynamics.sgd_d') = {n_train} training samples")
+            errors.append(
+                f"'p2_dynamics.sgd_batch_size' ({g['sgd_batch_size']}) exceeds the n = floor("
+                f"'p2_dynamics.sgd_alpha' x 'p2_dynamics.sgd_d') = {n_train} training samples"
+            )
         nbytes = g["sgd_runs"] * n_train * 2 * g["sgd_d"] * (4 if g["sgd_dtype"] == "float32" else 8)
         if nbytes > SGD_DATA_LIMIT_BYTES:
             errors.append(
                 f"SGD data of 'p2_dynamics.sgd_runs' x floor('p2_dynamics.sgd_alpha' x 'p2_dynamics.sgd_d') x 2 x "
                 f"'p2_dynamics.sgd_d' numbers in 'p2_dynamics.sgd_dtype' take {nbytes / 2**30:.1f} GiB, "
-                f"more than the sanity limit {SGD_DATA_LIMIT_BYTES / 2**30:.0f} GiB")
+                f"more than the sanity limit {SGD_DATA_LIMIT_BYTES / 2**30:.0f} GiB"
+            )
     if has("p1_images", "P", "n_train_pool", "n_test", "n_test_pool", "alignment_pcs"):
         g = params["p1_images"]
         for pool, size in (("n_train_pool", "P"), ("n_test_pool", "n_test")):
             if g[pool] < g[size]:
-                errors.append(f"'p1_images.{pool}' ({g[pool]}) is smaller than 'p1_images.{size}' ({g[size]}): "
-                              "the balanced set is picked from the pool")
+                errors.append(
+                    f"'p1_images.{pool}' ({g[pool]}) is smaller than 'p1_images.{size}' ({g[size]}): "
+                    "the balanced set is picked from the pool"
+                )
         if g["alignment_pcs"] > g["P"]:
-            errors.append(f"'p1_images.alignment_pcs' ({g['alignment_pcs']}) exceeds the P x P kernel's "
-                          f"'p1_images.P' ({g['P']}) principal components")
+            errors.append(
+                f"'p1_images.alignment_pcs' ({g['alignment_pcs']}) exceeds the P x P kernel's "
+                f"'p1_images.P' ({g['P']}) principal components"
+            )
     if has("p1_pruning", "theory_P", "theory_P_h8") and has("p1_images", "P"):
         for key in ("theory_P", "theory_P_h8"):
             if params["p1_pruning"][key] > params["p1_images"]["P"]:
-                errors.append(f"'p1_pruning.{key}' ({params['p1_pruning'][key]}) exceeds the exported training "
-                              f"sequences 'p1_images.P' ({params['p1_images']['P']})")
+                errors.append(
+                    f"'p1_pruning.{key}' ({params['p1_pruning'][key]}) exceeds the exported training "
+                    f"sequences 'p1_images.P' ({params['p1_images']['P']})"
+                )
     return errors
 
 

@@ -11,8 +11,8 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
 
 
 @contextlib.contextmanager

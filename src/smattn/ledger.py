@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import html
 import operator
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import yaml
 

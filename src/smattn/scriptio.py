@@ -22,13 +22,12 @@ import argparse
 import contextlib
 import json
 import os
-import sys
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable, Sequence
 
 from .device import set_threads
 

@@ -30,8 +30,11 @@ _MISSING = dataclasses.MISSING
 
 def setting(*, default=_MISSING, gt=None, ge=None, lt=None, le=None, choices=None, length=None):
     """A dataclass field with bounds in its metadata: gt/ge/lt/le on numbers, choices, length of a tuple."""
-    meta = {k: v for k, v in (("gt", gt), ("ge", ge), ("lt", lt), ("le", le), ("choices", choices),
-                              ("length", length)) if v is not None}
+    meta = {
+        k: v
+        for k, v in (("gt", gt), ("ge", ge), ("lt", lt), ("le", le), ("choices", choices), ("length", length))
+        if v is not None
+    }
     if default is _MISSING:
         return dataclasses.field(metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -96,8 +99,12 @@ def validate_settings(obj) -> None:
             raise ValueError(f"{where} must be one of {tuple(md['choices'])}, got {value!r}")
         if "length" in md and len(value) != md["length"]:
             raise ValueError(f"{where} must hold {md['length']} items, got {value!r}")
-        for key, test, words in (("gt", lambda v, b: v > b, ">"), ("ge", lambda v, b: v >= b, ">="),
-                                 ("lt", lambda v, b: v < b, "<"), ("le", lambda v, b: v <= b, "<=")):
+        for key, test, words in (
+            ("gt", lambda v, b: v > b, ">"),
+            ("ge", lambda v, b: v >= b, ">="),
+            ("lt", lambda v, b: v < b, "<"),
+            ("le", lambda v, b: v <= b, "<="),
+        ):
             if key in md and not test(value, md[key]):
                 raise ValueError(f"{where} must be {words} {md[key]:g}, got {value!r}")
 

@@ -127,8 +127,10 @@ def test_integer_list_items_become_integers():
 
 
 def _repo_config_and_schema(repo):
-    return (yaml.safe_load((repo / "config.yaml").read_text()),
-            yaml.safe_load((repo / "schemas/config.schema.yaml").read_text()))
+    return (
+        yaml.safe_load((repo / "config.yaml").read_text()),
+        yaml.safe_load((repo / "schemas/config.schema.yaml").read_text()),
+    )
 
 
 @pytest.mark.parametrize(

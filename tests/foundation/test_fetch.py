@@ -1,6 +1,5 @@
 """Obtaining and verifying raw files: mirror, checksum mismatch, truncation, offline, atomicity."""
 
-
 import pytest
 
 from smattn.data import fetch as fetch_mod

@@ -83,7 +83,12 @@ def test_trec_parser(raw_data):
     test = trec.load_trec(raw_data / "trec" / "TREC_10.label")
     assert len(train) == 5452 and len(test) == 500
     assert Counter(q.coarse for q in train) == {
-        "ABBR": 86, "DESC": 1162, "ENTY": 1250, "HUM": 1223, "LOC": 835, "NUM": 896
+        "ABBR": 86,
+        "DESC": 1162,
+        "ENTY": 1250,
+        "HUM": 1223,
+        "LOC": 835,
+        "NUM": 896,
     }
     assert Counter(q.coarse for q in test) == {"ABBR": 9, "DESC": 138, "ENTY": 94, "HUM": 65, "LOC": 81, "NUM": 113}
     assert len({(q.coarse, q.fine) for q in train}) == 50 and len({(q.coarse, q.fine) for q in test}) == 42
@@ -105,7 +110,21 @@ def test_wordpiece_known_ids(raw_data):
     assert [lines[i] for i in enc.ids] == enc.tokens
     enc = tok.encode("What is the café's Naïve unbelievability ?")
     assert enc.tokens == [
-        "[CLS]", "what", "is", "the", "cafe", "'", "s", "naive", "un", "##bel", "##ie", "##va", "##bility", "?", "[SEP]"
+        "[CLS]",
+        "what",
+        "is",
+        "the",
+        "cafe",
+        "'",
+        "s",
+        "naive",
+        "un",
+        "##bel",
+        "##ie",
+        "##va",
+        "##bility",
+        "?",
+        "[SEP]",
     ]
     long = tok.encode(" ".join(["word"] * 100))
     assert len(long.ids) == 32 and long.ids[0] == 101 and long.ids[-1] == 102

@@ -38,8 +38,9 @@ def test_caption_renders_without_docutils_messages(path):
     text = Environment().from_string(path.read_text(encoding="utf-8")).render(snakemake=None, categories={}, files={})
     stream = io.StringIO()
     try:
-        publish_parts(text, writer="html",
-                      settings_overrides={"halt_level": 2, "report_level": 1, "warning_stream": stream})
+        publish_parts(
+            text, writer="html", settings_overrides={"halt_level": 2, "report_level": 1, "warning_stream": stream}
+        )
     except SystemMessage as exc:
         pytest.fail(f"{path.name}: {exc}")
     assert "ERROR" not in stream.getvalue() and "WARNING" not in stream.getvalue(), stream.getvalue()
@@ -52,17 +53,30 @@ def _claims_page(tmp_path: Path) -> Path:
     rows = evaluate_claims(claims, metrics)
     page = tmp_path / "claims.html"
     # a probe records, after layout, whether anything is wider than the window (for the browser test below)
-    probe = ("<script>window.addEventListener('load',()=>{const w=document.documentElement.clientWidth;"
-             "const t=document.querySelector('table').getBoundingClientRect();"
-             "document.body.setAttribute('data-fit',String(t.right<=w+1&&document.documentElement.scrollWidth<=w+1));"
-             "document.body.setAttribute('data-rows',String(document.querySelectorAll('tr').length));});</script>")
+    probe = (
+        "<script>window.addEventListener('load',()=>{const w=document.documentElement.clientWidth;"
+        "const t=document.querySelector('table').getBoundingClientRect();"
+        "document.body.setAttribute('data-fit',String(t.right<=w+1&&document.documentElement.scrollWidth<=w+1));"
+        "document.body.setAttribute('data-rows',String(document.querySelectorAll('tr').length));});</script>"
+    )
     page.write_text(claims_html(rows, "smoke").replace("</body>", probe + "</body>"), encoding="utf-8")
     return page, len(rows)
 
 
 def test_claims_table_wraps_its_cells():
-    html = claims_html([{"claim": "c", "id": "a.very.long.metric.id[without=spaces]" * 5, "paper": "", "ours": "1",
-                         "status": "info", "explanation": "x " * 200}], "smoke")
+    html = claims_html(
+        [
+            {
+                "claim": "c",
+                "id": "a.very.long.metric.id[without=spaces]" * 5,
+                "paper": "",
+                "ours": "1",
+                "status": "info",
+                "explanation": "x " * 200,
+            }
+        ],
+        "smoke",
+    )
     assert "table-layout:fixed" in html and "width:100%" in html and "overflow-wrap:anywhere" in html
 
 
@@ -77,9 +91,20 @@ def test_claims_page_fits_the_window_in_a_headless_browser(tmp_path, width):
         pytest.skip("no Chromium: install Debian's package (apt-get install -y chromium) to run the browser check")
     page, n_rows = _claims_page(tmp_path)
     r = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={width},900",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--window-size={width},900",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert r.returncode == 0, r.stderr[-2000:]
     dom = r.stdout

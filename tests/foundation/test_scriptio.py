@@ -65,7 +65,11 @@ def dry_run_job(repo, target):
     """Output, log, wildcards and threads of the job making ``target``, as `snakemake -n` prints them."""
     r = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--forceall", "--config", *SMOKE, "--", target],
-        cwd=repo, capture_output=True, text=True, timeout=300, check=False,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert r.returncode == 0, r.stderr[-3000:]
     text = r.stdout + r.stderr
@@ -109,14 +113,34 @@ def test_rule_standalone_run_into_tmp(repo, tmp_path):
     out, log = tmp_path / "c1.json", tmp_path / "c1.log"
     env = dict(os.environ, OMP_NUM_THREADS="1", XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")
     r = subprocess.run(
-        [sys.executable, "scripts/p2_theory_thresholds.py", "--rule", "p2_thresholds_c", "--wildcards", "c=1",
-         "--config", *SMOKE, "--output", f"json={out}", "--log", str(log)],
-        cwd=repo, capture_output=True, text=True, timeout=600, env=env, check=False,
+        [
+            sys.executable,
+            "scripts/p2_theory_thresholds.py",
+            "--rule",
+            "p2_thresholds_c",
+            "--wildcards",
+            "c=1",
+            "--config",
+            *SMOKE,
+            "--output",
+            f"json={out}",
+            "--log",
+            str(log),
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
     )
     assert r.returncode == 0, r.stderr[-3000:]
     rec = json.loads(out.read_text())
     assert rec["c"] == 1.0 and rec["alpha_last"] > 1 / 6 - 3 * rec["alpha_last_se"]
     assert "done in" in log.read_text()
     with pytest.raises(SystemExit, match="no such entry"):
-        run(lambda io: None, None, ["--rule", "p2_thresholds_c", "--wildcards", "c=1", "--config", *SMOKE,
-                                    "--output", "nope=x"])
+        run(
+            lambda io: None,
+            None,
+            ["--rule", "p2_thresholds_c", "--wildcards", "c=1", "--config", *SMOKE, "--output", "nope=x"],
+        )

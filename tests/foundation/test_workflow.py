@@ -21,8 +21,9 @@ WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "re
 def snakemake(args, cwd, env_extra=None, timeout=600):
     env = dict(os.environ)
     env.update(env_extra or {})
-    return subprocess.run(SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(
+        SNAKEMAKE + list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def copy_workflow(repo, wd):
@@ -50,8 +51,16 @@ def test_dry_run_every_scale(workdir, scale):
 
 def test_dry_run_slurm_profile_without_slurm(workdir):
     r = snakemake(
-        ["-n", "--profile", "profiles/slurm", "--config", "scale=smoke",
-         "--default-resources", "slurm_partition=debug", "slurm_account=none"],
+        [
+            "-n",
+            "--profile",
+            "profiles/slurm",
+            "--config",
+            "scale=smoke",
+            "--default-resources",
+            "slurm_partition=debug",
+            "slurm_account=none",
+        ],
         workdir,
     )
     assert r.returncode == 0, r.stderr[-3000:]
@@ -155,8 +164,10 @@ def test_changed_raw_file_is_caught_before_any_job(tmp_path, repo, raw_data):
     raw[200] ^= 0x01  # one bit of the array's data; size and modification time unchanged
     target.write_bytes(bytes(raw))
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-    for args in (["--cores", "1", *cfg, "--", str(data / rel)],  # was: "Nothing to be done"
-                 ["--cores", "1", *cfg, "--", "figures/p2/fig2_left_gamp.png"]):  # a consumer of the file
+    for args in (
+        ["--cores", "1", *cfg, "--", str(data / rel)],  # was: "Nothing to be done"
+        ["--cores", "1", *cfg, "--", "figures/p2/fig2_left_gamp.png"],
+    ):  # a consumer of the file
         r = snakemake(args, wd, env, timeout=300)
         out = r.stdout + r.stderr
         assert r.returncode != 0, out[-3000:]
@@ -199,7 +210,7 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     claims = load_claims(sorted((workdir / "claims").glob("*.yaml")))
     assert claims
     for c in claims:  # every claim's metric was written by some rule
-        for key in ([c["check"]["left"], c["check"]["right"]] if c["kind"] == "compare" else [c["id"]]):
+        for key in [c["check"]["left"], c["check"]["right"]] if c["kind"] == "compare" else [c["id"]]:
             assert key in ledger, f"{c['source']}: {c['claim']!r} names {key!r}, missing from the ledger"
     figures = sorted(str(p.relative_to(workdir)) for p in (workdir / "figures").rglob("*.png"))
     assert figures == expected  # exactly the workflow's own figure list, nothing missing, nothing extra
@@ -227,14 +238,30 @@ def test_smoke_run_end_to_end(workdir, raw_data):
 EXPECTED_FIGURES = [
     f"figures/p2/{n}.png"
     for n in (
-        "fig1_left_overlaps", "fig1_right_phase_diagram", "fig3_left_depth3", "fig5_clamped", "fig2_left_gamp",
-        "fig2_right_sgd", "fig3_right_trec",
+        "fig1_left_overlaps",
+        "fig1_right_phase_diagram",
+        "fig3_left_depth3",
+        "fig5_clamped",
+        "fig2_left_gamp",
+        "fig2_right_sgd",
+        "fig3_right_trec",
     )
 ] + [
     f"figures/p1/{n}.png"
     for n in (
-        "fig2c_top", "fig2c_bottom", "fig2d", "fig2e", "fig5b", "fig5c", "fig3b", "fig3c", "fig3d", "fig6", "fig3e",
-        "fig3f", "fig7",
+        "fig2c_top",
+        "fig2c_bottom",
+        "fig2d",
+        "fig2e",
+        "fig5b",
+        "fig5c",
+        "fig3b",
+        "fig3c",
+        "fig3d",
+        "fig6",
+        "fig3e",
+        "fig3f",
+        "fig7",
     )
 ]
 NO_BENCHMARK = {"all", "fetch_raw", "raw_data", "metrics_ledger"}  # local rules and pure aggregation

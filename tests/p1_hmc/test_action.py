@@ -84,8 +84,13 @@ def test_energy_gradient_closed_form(make_problem, random_pd):
     from smattn.p1.action import energy
 
     U = random_pd(4, np.random.default_rng(4))
-    g = np.asarray(jax.grad(lambda M: energy((M + M.T) / 2, jnp.asarray(prob.gram.G), prob.gram.iu,
-                                             jnp.asarray(prob.y), prob.temperature))(jnp.asarray(U)))
+    g = np.asarray(
+        jax.grad(
+            lambda M: energy(
+                (M + M.T) / 2, jnp.asarray(prob.gram.G), prob.gram.iu, jnp.asarray(prob.y), prob.temperature
+            )
+        )(jnp.asarray(U))
+    )
     A = kernel_U(U, xi) + prob.temperature * np.eye(len(prob.y))
     Ainv = np.linalg.inv(A)
     alpha = Ainv @ prob.y
@@ -111,7 +116,7 @@ def test_L1_H1_against_closed_form_scalar_renormalisation(make_problem):
 
     def dS(U):  # derivative of S_ent + E at the stationary u (envelope theorem)
         d = U * lam + T
-        dE = np.sum(lam / d) - np.sum(lam * yv ** 2 / d ** 2)
+        dE = np.sum(lam / d) - np.sum(lam * yv**2 / d**2)
         return N0 * (1.0 / u_of(U) - 1.0 / U) + dE
 
     U_star = brentq(dS, 1e-6, 1e4, xtol=1e-14)

@@ -4,8 +4,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from smattn.p1.attention import (attention_qk, attention_w, attentioned_inputs, layer_attention, path_attention,
-                                 readout_vector)
+from smattn.p1.attention import (
+    attention_qk,
+    attention_w,
+    attentioned_inputs,
+    layer_attention,
+    path_attention,
+    readout_vector,
+)
 from smattn.p1.kernels import kernel_U
 from smattn.p1.network import effective_weights, forward_layers, forward_paths, order_parameter_sample
 
@@ -91,8 +97,9 @@ def test_prior_average_of_weight_gram_is_identity_and_gives_gp_kernel():
     w = _random_weights(rng, D, heads, N)
     weff = np.asarray(effective_weights(w))
     f = np.einsum("pn,nd,bpd->b", weff, np.asarray(w["V0"]), xi) / np.sqrt(N[0])
-    np.testing.assert_allclose(f, np.asarray(forward_layers(w, jnp.asarray(x), [jnp.asarray(a) for a in attn])),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        f, np.asarray(forward_layers(w, jnp.asarray(x), [jnp.asarray(a) for a in attn])), rtol=1e-10
+    )
     assert kernel_U(np.eye(4), xi).shape == (2, 2)
 
 

@@ -25,7 +25,7 @@ def test_shapes_labels_positions(test_set):
 
 def test_class_statistics(test_set):
     s = test_set.states
-    switch = (np.diff(s, axis=1) != 0)
+    switch = np.diff(s, axis=1) != 0
     # 500 chains x 29 transitions per class: binomial std ~ 0.004
     assert switch[:500].mean() == pytest.approx(0.3, abs=0.015)
     assert switch[500:].mean() == pytest.approx(0.7, abs=0.015)
@@ -100,6 +100,7 @@ def test_gp_accuracy_order_on_reference_instance():
         heads = [{"W": W} for W in H.head_matrices(v)]
         xi, xt = (attentioned_inputs_from_heads(d.x, heads, "last") for d in (tr, te))
         acc[v] = accuracy(predictor(np.eye(xi.shape[1]), xi, tr.y, xt, 0.01), te.y)
-        np.testing.assert_allclose(PathGram(xi).kernel(np.eye(xi.shape[1])), kernel_U(np.eye(xi.shape[1]), xi),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            PathGram(xi).kernel(np.eye(xi.shape[1])), kernel_U(np.eye(xi.shape[1]), xi), rtol=1e-12
+        )
     assert acc["all"] < acc["good"] < acc["good_denoising"]

@@ -54,7 +54,7 @@ def test_pc_overlaps():
     ov = pc_overlaps(K, y, 3)
     assert ov[0] == pytest.approx(1.0, abs=1e-12) and np.all(ov[1:] < 1e-10)
     full = pc_overlaps(rng.standard_normal((20, 20)) + 20 * np.eye(20), y, 20)
-    assert np.sum(full ** 2) == pytest.approx(1.0, rel=1e-10)  # complete orthonormal basis
+    assert np.sum(full**2) == pytest.approx(1.0, rel=1e-10)  # complete orthonormal basis
 
 
 def test_head_scores_union_rule():

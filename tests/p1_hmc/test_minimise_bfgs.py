@@ -29,8 +29,7 @@ def test_analytic_gradient_matches_autodiff(heads, make_problem, random_pd):
     S, grads, _ = ImageAction(prob).value_grad(Us)
     a = prob.arch
     f = lambda Us_: action(Us_, a, jnp.asarray(prob.gram.G), prob.gram.iu, jnp.asarray(prob.y), prob.temperature)
-    S_ref, g_ref = jax.jit(jax.value_and_grad(lambda Ms: f([(M + M.T) / 2 for M in Ms])))(
-        [jnp.asarray(U) for U in Us])
+    S_ref, g_ref = jax.jit(jax.value_and_grad(lambda Ms: f([(M + M.T) / 2 for M in Ms])))([jnp.asarray(U) for U in Us])
     assert np.isclose(S, S_ref, rtol=1e-12)
     for g, gr in zip(grads, g_ref):
         assert np.allclose(g, np.asarray(gr), rtol=1e-9, atol=1e-12)
@@ -48,8 +47,18 @@ def test_bfgs_converges_to_a_stationary_point_of_the_engine_action(N, T, make_pr
     res = minimise_action_bfgs(prob, tol=1e-8)
     assert res.converged and res.g_max < 1e-8 and min(res.min_eig) > 0
     a = prob.arch
-    f = jax.jit(jax.value_and_grad(lambda Ms: action([(M + M.T) / 2 for M in Ms], a, jnp.asarray(prob.gram.G),
-                                                     prob.gram.iu, jnp.asarray(prob.y), prob.temperature)))
+    f = jax.jit(
+        jax.value_and_grad(
+            lambda Ms: action(
+                [(M + M.T) / 2 for M in Ms],
+                a,
+                jnp.asarray(prob.gram.G),
+                prob.gram.iu,
+                jnp.asarray(prob.y),
+                prob.temperature,
+            )
+        )
+    )
     S, g = f([jnp.asarray(U) for U in res.Us])
     assert np.isclose(float(S), res.action, rtol=1e-12)
     assert max(float(jnp.abs(x).max()) for x in g) < 1e-8  # stationary for the engine's autodiff gradient too
@@ -80,7 +89,8 @@ def test_numpy_entropy_matches_the_engine_at_unequal_widths(random_pd):
     Us = [random_pd(6, rng, scale=np.sqrt(0.3 / 6)), random_pd(3, rng, scale=np.sqrt(0.3 / 3))]
     S, grads = entropy_and_grad(Us, arch.heads, arch.widths, arch.sigma2, arch.sigma2_a)
     S_ref, g_ref = jax.jit(jax.value_and_grad(lambda Ms: entropy([(M + M.T) / 2 for M in Ms], arch)))(
-        [jnp.asarray(U) for U in Us])
+        [jnp.asarray(U) for U in Us]
+    )
     assert np.isclose(S, float(S_ref), rtol=1e-12)
     for g, gr in zip(grads, g_ref):
         assert np.allclose((g + g.T) / 2, np.asarray(gr), rtol=1e-9, atol=1e-12)
@@ -99,7 +109,7 @@ def test_bfgs_agrees_with_scipy_bfgs_to_the_tolerance(make_problem):
     sizes = [U.shape[0] for U in ours.Us]
 
     def split(m):
-        return [m[a:a + n * n].reshape(n, n) for a, n in zip(np.cumsum([0, *[k * k for k in sizes[:-1]]]), sizes)]
+        return [m[a : a + n * n].reshape(n, n) for a, n in zip(np.cumsum([0, *[k * k for k in sizes[:-1]]]), sizes)]
 
     def fun(m):
         S, grads, _ = act.value_grad([(M + M.T) / 2 for M in split(m)])

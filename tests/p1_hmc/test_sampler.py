@@ -24,8 +24,9 @@ def test_theory_matches_nuts_small_instance():
     th = minimise_action(ActionProblem(arch, PathGram(xi[:P]), y, T))
     assert th.converged
     mean_th = predictor(th.U, xi[:P], y, xi[P:], T)
-    s = run_nuts(xbar[:P], y, xbar[P:], arch, T, num_warmup=120, num_samples=120, num_chains=1, seed=0,
-                 max_tree_depth=6)
+    s = run_nuts(
+        xbar[:P], y, xbar[P:], arch, T, num_warmup=120, num_samples=120, num_chains=1, seed=0, max_tree_depth=6
+    )
     assert s.divergences == 0
     assert s.U.shape == (120, 2, 2) and s.f_test.shape == (120, Pt)
     print(s.summary())

@@ -13,8 +13,13 @@ jax_setup(x64=True)
 
 from smattn.p1.images.export import export_for_theory, gd_accuracies  # noqa: E402
 from smattn.p1.images.model import AttentionPathsTransformer  # noqa: E402
-from smattn.p1.images.theory_grid import (attentioned_sets, gp_line, run_grid,  # noqa: E402
-                                          select_temperature, set_accuracies)
+from smattn.p1.images.theory_grid import (
+    attentioned_sets,
+    gp_line,
+    run_grid,  # noqa: E402
+    select_temperature,
+    set_accuracies,
+)
 
 
 def _store():

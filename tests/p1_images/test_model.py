@@ -106,8 +106,10 @@ def test_gd_network_is_the_bayesian_network_with_rescaled_weights():
     wq, wk = (w.detach().numpy() for w in m.qk_weights())
     heads = [{"WQ": wq[l], "WK": wk[l]} for l in range(2)]
     D, H, N = 10, 3, 6
-    weights = {"V0": jnp.asarray(m.input_proj.weight.detach().numpy() * math.sqrt(D)),
-               "a": jnp.asarray(m.readout.weight[0].detach().numpy() * math.sqrt(N))}
+    weights = {
+        "V0": jnp.asarray(m.input_proj.weight.detach().numpy() * math.sqrt(D)),
+        "a": jnp.asarray(m.readout.weight[0].detach().numpy() * math.sqrt(N)),
+    }
     wv = m.value_weights().detach().numpy()
     for l in range(2):
         weights[f"V{l + 1}"] = jnp.asarray(wv[l] * math.sqrt(N))

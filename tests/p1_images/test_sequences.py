@@ -32,7 +32,7 @@ def test_layer_norm_is_per_patch_without_affine():
 def test_inversion_flips_the_normalised_patch():
     """Inverting the image flips the sign of every LayerNormed (non-constant) patch: the inversion matters."""
     rng = np.random.default_rng(1)
-    img = (rng.random((1, 105, 105)) > 0.8)
+    img = rng.random((1, 105, 105)) > 0.8
     a = tk.image_tokens(tk.resize_uint8(img, invert=False), "omniglot")
     b = tk.image_tokens(tk.resize_uint8(img, invert=True), "omniglot")
     # equal up to the uint8 rounding of PIL's resize (amplified in low-contrast patches)
@@ -111,8 +111,10 @@ def test_ood_sequences_layout():
     labels, pos = tk.label_vectors(7), tk.positional_encoding()
     rng = np.random.default_rng(3)
     tr = {c: rng.integers(0, 256, size=(50, 32, 32), dtype=np.uint8) for c in (0, 1)}
-    te = {0: rng.integers(0, 256, size=(7, 32, 32), dtype=np.uint8),
-          1: rng.integers(0, 256, size=(9, 32, 32), dtype=np.uint8)}
+    te = {
+        0: rng.integers(0, 256, size=(7, 32, 32), dtype=np.uint8),
+        1: rng.integers(0, 256, size=(9, 32, 32), dtype=np.uint8),
+    }
     x, y = ood_sequences(tr, te, "mnist", labels, pos)
     assert x.shape == (16, 48, 192)
     assert np.array_equal(y, np.r_[-np.ones(7), np.ones(9)])

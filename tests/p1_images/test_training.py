@@ -30,8 +30,20 @@ def setup():
     labels, pos = label_vectors(3), positional_encoding()
     sampler = TaskSampler(_split(12, 0), labels, pos)
     val = TaskSampler(_split(6, 1), labels, pos).sample(np.random.default_rng(5), 32)
-    cfg = paper_train_config(2, 4, width=8, qk_dim=4, epochs=2, tasks_per_epoch=24, batch=8, lr=1e-3, val_every=2,
-                             n_val=32, ckpt_every=2, seed=3)
+    cfg = paper_train_config(
+        2,
+        4,
+        width=8,
+        qk_dim=4,
+        epochs=2,
+        tasks_per_epoch=24,
+        batch=8,
+        lr=1e-3,
+        val_every=2,
+        n_val=32,
+        ckpt_every=2,
+        seed=3,
+    )
     return cfg, sampler, val
 
 
@@ -89,12 +101,11 @@ def test_value_init_gain_scales_only_the_value_weights():
     assert build_model(base).state_dict().keys() == ref.keys()
     for k, v in build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 1.0})).state_dict().items():
         assert torch.equal(v, ref[k]), k  # gain 1 is exactly the PyTorch-default initialisation
-    gained = build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 3 ** 0.5})).state_dict()
+    gained = build_model(TrainConfig(**{**base.__dict__, "value_init_gain": 3**0.5})).state_dict()
     for k, v in gained.items():
         if k.startswith("value."):
-            assert torch.allclose(v, ref[k] * 3 ** 0.5), k
+            assert torch.allclose(v, ref[k] * 3**0.5), k
         else:
             assert torch.equal(v, ref[k]), k
     with pytest.raises(ValueError, match="value_init_gain"):
         paper_train_config(2, 4, value_init_gain=0.0)
-

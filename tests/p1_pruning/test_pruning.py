@@ -69,9 +69,9 @@ def test_all_but_one_head_equals_the_single_head_network(data):
     with torch.no_grad():
         small.input_proj.weight.copy_(big.input_proj.weight)
         small.readout.weight.copy_(big.readout.weight)
-        small.query[0].weight.copy_(big.query[0].weight[keep * G:(keep + 1) * G])
-        small.key[0].weight.copy_(big.key[0].weight[keep * G:(keep + 1) * G])
-        small.value[0].weight.copy_(big.value[0].weight[keep * N:(keep + 1) * N])
+        small.query[0].weight.copy_(big.query[0].weight[keep * G : (keep + 1) * G])
+        small.key[0].weight.copy_(big.key[0].weight[keep * G : (keep + 1) * G])
+        small.value[0].weight.copy_(big.value[0].weight[keep * N : (keep + 1) * N])
     x, _ = data
     big.set_pruned_heads({0: [0, 1]})
     np.testing.assert_allclose(_predict(big, x), _predict(small, x), rtol=1e-5, atol=1e-6)
@@ -103,7 +103,8 @@ def test_path_contributions_give_every_pruned_network(data):
         model.set_pruned_heads(None)
         np.testing.assert_allclose(contrib @ path_weights((3, 3), pruned), f, rtol=1e-4, atol=1e-6)
         assert accuracies_from_paths({"s": (contrib, y)}, (3, 3), pruned)["s"] == pytest.approx(
-            float(np.mean(np.sign(f) == y)))
+            float(np.mean(np.sign(f) == y))
+        )
 
 
 def test_evaluate_pruning_matches_forward_passes_of_the_pruned_network(data):

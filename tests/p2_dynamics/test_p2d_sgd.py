@@ -110,8 +110,21 @@ def test_fixed_teacher_and_student_match_spec():
 
 
 def _tiny_cfg(**kw):
-    base = dict(d=24, alpha=3.0, n_runs=3, epochs=3, batch_size=16, steps_per_batch=3, lr=2.0,
-                weight_decay_times_d=0.07, n_test=20, test_every=1, seed=11, dtype="float64", chunk_epochs=2)
+    base = dict(
+        d=24,
+        alpha=3.0,
+        n_runs=3,
+        epochs=3,
+        batch_size=16,
+        steps_per_batch=3,
+        lr=2.0,
+        weight_decay_times_d=0.07,
+        n_test=20,
+        test_every=1,
+        seed=11,
+        dtype="float64",
+        chunk_epochs=2,
+    )
     base.update(kw)
     return sgd.SGDConfig(**base)
 
@@ -175,8 +188,15 @@ def test_metrics_on_known_arrays():
         trajectories.layer_cosines([0.5], [0.0])
 
 
-@pytest.mark.parametrize("kw,msg", [({"d": 0}, "d must"), ({"lr": -1.0}, "lr must"), ({"dtype": "float16"}, "dtype"),
-                                    ({"alpha": 0.0001}, "alpha must|n = floor")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"d": 0}, "d must"),
+        ({"lr": -1.0}, "lr must"),
+        ({"dtype": "float16"}, "dtype"),
+        ({"alpha": 0.0001}, "alpha must|n = floor"),
+    ],
+)
 def test_bad_config_is_rejected(kw, msg):
     with pytest.raises(ValueError, match=msg):
         _tiny_cfg(**kw)

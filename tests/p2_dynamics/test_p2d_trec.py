@@ -30,8 +30,9 @@ def test_model_forward_shapes_and_init():
     assert len(Ws) == 2 and all(w.shape == (8, 16) for w in Ws)
     assert all(float(lin.bias.detach().abs().max()) == 0.0 for lin in model.attention)
     # same generator seed -> same parameters
-    model2 = TiedAttentionClassifier(vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6,
-                                     generator=torch.Generator().manual_seed(0))
+    model2 = TiedAttentionClassifier(
+        vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=6, generator=torch.Generator().manual_seed(0)
+    )
     for a, b in zip(model.parameters(), model2.parameters()):
         assert torch.equal(a, b)
     with pytest.raises(ValueError, match="input_ids must have shape"):
@@ -40,8 +41,9 @@ def test_model_forward_shapes_and_init():
 
 def test_forward_matches_explicit_attention():
     torch.manual_seed(1)
-    model = TiedAttentionClassifier(vocab_size=30, embed_dim=6, hidden_dim=4, n_classes=3,
-                                    generator=torch.Generator().manual_seed(2)).double()
+    model = TiedAttentionClassifier(
+        vocab_size=30, embed_dim=6, hidden_dim=4, n_classes=3, generator=torch.Generator().manual_seed(2)
+    ).double()
     with torch.no_grad():
         for lin in model.attention:
             lin.bias.normal_()
@@ -57,8 +59,9 @@ def test_forward_matches_explicit_attention():
 
 def test_attention_mask_option_ignores_padding():
     g = torch.Generator().manual_seed(3)
-    model = TiedAttentionClassifier(vocab_size=40, embed_dim=8, hidden_dim=4, n_classes=6,
-                                    use_attention_mask=True, generator=g)
+    model = TiedAttentionClassifier(
+        vocab_size=40, embed_dim=8, hidden_dim=4, n_classes=6, use_attention_mask=True, generator=g
+    )
     ids = torch.tensor([[5, 6, 7]])
     padded = torch.tensor([[5, 6, 7, 0, 0]])
     out_short = model(ids, torch.ones_like(ids))
@@ -133,8 +136,15 @@ def test_chunk_padding_collate_and_split():
     assert steps_per_epoch(5452, paper_trec_config()) == 273
 
 
-@pytest.mark.parametrize("kw,msg", [({"lr": 0.0}, "lr must"), ({"epochs": 0}, "epochs must"),
-                                    ({"val_fraction": 1.5}, "val_fraction"), ({"max_length": 2}, "max_length")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"lr": 0.0}, "lr must"),
+        ({"epochs": 0}, "epochs must"),
+        ({"val_fraction": 1.5}, "val_fraction"),
+        ({"max_length": 2}, "max_length"),
+    ],
+)
 def test_bad_config_is_rejected(kw, msg):
     with pytest.raises(ValueError, match=msg):
         paper_trec_config(**kw)
@@ -166,8 +176,9 @@ def test_short_training_run_decreases_loss_and_records_similarity(tmp_path):
     assert out["train_loss"][spe:].mean() < out["train_loss"][:spe].mean()
     assert list(tmp_path.iterdir()) == []  # the Gram file is removed
     # a two-step run: the loss of the second step is below the first on the same batch
-    model = TiedAttentionClassifier(vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=3,
-                                    generator=torch.Generator().manual_seed(0))
+    model = TiedAttentionClassifier(
+        vocab_size=50, embed_dim=16, hidden_dim=8, n_classes=3, generator=torch.Generator().manual_seed(0)
+    )
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2, eps=1e-6, weight_decay=0.0)
     x, m = collate(ids[:16], [len(s) for s in ids[:16]])
     y = torch.as_tensor(labels[:16])

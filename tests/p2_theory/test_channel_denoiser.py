@@ -1,4 +1,5 @@
 """Channel denoiser of the deep attention target: adaptive-quadrature reference, analytic Jacobian, validation."""
+
 import numpy as np
 import pytest
 
@@ -27,8 +28,9 @@ def _case(seed, q):
     return link_logits(Zt, C), om, V
 
 
-@pytest.mark.parametrize("seed,q,method,tol", [(3, (0.3, 0.4), "A", 1e-6), (4, (0.0, 0.6), "A", 1e-6),
-                                               (5, (0.5, 0.9), "A*", 2e-3)])
+@pytest.mark.parametrize(
+    "seed,q,method,tol", [(3, (0.3, 0.4), "A", 1e-6), (4, (0.0, 0.6), "A", 1e-6), (5, (0.5, 0.9), "A*", 2e-3)]
+)
 def test_denoiser_matches_adaptive_quadrature(seed, q, method, tol):
     ell, om, V = _case(seed, q)
     ref = adaptive_posterior_mean(ell, om, V, C, epsabs=1e-11, epsrel=1e-7)
@@ -44,9 +46,9 @@ def test_first_layer_solve_branches_and_jacobian_are_exact():
     x = preimage(link_logits(Z, C))
     z1, z2 = Z[:, 0], Z[:, 1]
     a = apply_skip_matrix(z1, z2, C)
-    s = np.sign(np.sum(a * x, axis=1))                       # a = s x
+    s = np.sign(np.sum(a * x, axis=1))  # a = s x
     w, logj, ok = solve_softmax_layer(z2, s[:, None] * x, C)
-    keep = ok & (np.abs(z1[:, 0] - z1[:, 1]) > 1e-3)         # z11 = z12 is the measure-zero fold of the map
+    keep = ok & (np.abs(z1[:, 0] - z1[:, 1]) > 1e-3)  # z11 = z12 is the measure-zero fold of the map
     assert keep.mean() > 0.95
     err = np.minimum(np.abs(w - z1).max(1), np.abs(w + z1).max(1))
     assert err[keep].max() < 1e-8
@@ -68,8 +70,12 @@ def test_analytic_jacobian_matches_finite_differences(method):
     Z = rng.standard_normal((n, 2, 2))
     ell = link_logits(Z, C)
     om = 0.7 * Z + 0.2 * rng.standard_normal((n, 2, 2))
-    quad = QuadratureSettings(method=method, n1d=64) if method == "A" else QuadratureSettings(method=method, n1d=64, n_local=64)
-    rel = 2e-5 if method == "A" else 2e-4   # A* grids move with omega: the rule itself varies at O(rule error)
+    quad = (
+        QuadratureSettings(method=method, n1d=64)
+        if method == "A"
+        else QuadratureSettings(method=method, n1d=64, n_local=64)
+    )
+    rel = 2e-5 if method == "A" else 2e-4  # A* grids move with omega: the rule itself varies at O(rule error)
     _, dg, _ = g_out(ell, om, V, C, quad)
     h = 1e-5
     for b in range(2):

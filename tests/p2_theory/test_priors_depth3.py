@@ -1,4 +1,5 @@
 """Prior denoiser with side information, state evolution with side information, depth-3 channel."""
+
 import numpy as np
 import pytest
 
@@ -26,7 +27,9 @@ def test_prior_denoiser_is_the_gaussian_posterior_with_side_information():
 
 def test_side_information_moves_se_off_the_trivial_fixed_point():
     lam = 0.5
-    res = state_evolution(0.05, 1.0, 2, n_samples=200, seed=0, lam=lam, tol=1e-6, max_iter=200, quad=QuadratureSettings(n1d=24))
+    res = state_evolution(
+        0.05, 1.0, 2, n_samples=200, seed=0, lam=lam, tol=1e-6, max_iter=200, quad=QuadratureSettings(n1d=24)
+    )
     assert res.converged
     # below alpha_last the channel adds little: Q ~ lam / (1 + lam) on the diagonal
     assert np.all(np.diag(res.Q) > 0.9 * lam / (1 + lam))

@@ -1,4 +1,5 @@
 """State evolution, thresholds, errors and GAMP of the two-layer attention target (small, fast sizes)."""
+
 import numpy as np
 import pytest
 
@@ -39,19 +40,36 @@ def test_nishimori_identity_on_the_phase_two_branch():
 
 
 def test_se_converges_and_off_diagonal_overlap_vanishes():
-    res = state_evolution(0.45, C, 2, n_samples=300, seed=1, q0=np.array([[0.05, 0.04], [0.04, 0.05]]),
-                          tol=2e-4, max_iter=80, quad=QuadratureSettings(n1d=24))
+    res = state_evolution(
+        0.45,
+        C,
+        2,
+        n_samples=300,
+        seed=1,
+        q0=np.array([[0.05, 0.04], [0.04, 0.05]]),
+        tol=2e-4,
+        max_iter=80,
+        quad=QuadratureSettings(n1d=24),
+    )
     assert res.converged, (res.iterations, res.residual)
     assert abs(res.Q[0, 1]) < 0.02
-    assert res.Q[1, 1] > 0.5 and res.Q[0, 0] < 0.02          # phase II: last layer only
+    assert res.Q[1, 1] > 0.5 and res.Q[0, 0] < 0.02  # phase II: last layer only
 
 
 def test_anderson_acceleration_reaches_the_plain_fixed_point():
     """Same fixed point as the plain damped SE (tight tolerance) in far fewer steps, and never the unstable
     Q11 = 0 branch above alpha_first (the start has Q11 = 0.05, growing)."""
     dr = draw_teacher(150, 2, seed=4)
-    kw = dict(draws=dr, damping=0.8, q0=np.diag([0.05, 0.9]), tol=1e-7, max_iter=400, diagonal=True, v_reg=1e-3,
-              quad=QuadratureSettings(n1d=16, n_local=8))
+    kw = dict(
+        draws=dr,
+        damping=0.8,
+        q0=np.diag([0.05, 0.9]),
+        tol=1e-7,
+        max_iter=400,
+        diagonal=True,
+        v_reg=1e-3,
+        quad=QuadratureSettings(n1d=16, n_local=8),
+    )
     plain = state_evolution(1.2, C, 2, accelerate=False, **kw)
     fast = state_evolution(1.2, C, 2, accelerate=True, **kw)
     assert plain.converged and fast.converged
@@ -65,7 +83,7 @@ def test_last_layer_is_learned_first_and_jensen_bound():
         r = alpha_last(c, QuadratureSettings(n1d=32), n_samples=1500, seed=0)
         assert r["layer"] == 2
         assert r["K"][1, 1] > r["K"][0, 0]
-        assert r["alpha"] >= 1.0 / 6.0 - 4 * r["alpha_se"]     # alpha_init >= 1/6 for T = 2
+        assert r["alpha"] >= 1.0 / 6.0 - 4 * r["alpha_se"]  # alpha_init >= 1/6 for T = 2
 
 
 def test_literal_first_layer_threshold_is_one_sixth():
@@ -93,7 +111,7 @@ def test_bo_error_at_zero_overlap_is_output_variance_and_below_plugin():
 
 
 def test_se_fixed_point_matches_gamp_at_moderate_d():
-    alpha = 0.6       # phase II, well above alpha_last: GAMP from a random start escapes within ~20 iterations
+    alpha = 0.6  # phase II, well above alpha_last: GAMP from a random start escapes within ~20 iterations
     se = state_evolution(alpha, C, 2, n_samples=400, seed=2, tol=2e-4, max_iter=100, quad=QuadratureSettings(n1d=24))
     r = run_gamp(300, alpha, 45, seed=3, quad=QuadratureSettings(n1d=24))
     m22 = abs(r.M[-1, 1, 1]) / np.sqrt(np.sum(r.W[1] ** 2) / r.W.shape[1])

@@ -32,11 +32,16 @@ WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "re
 # The local cluster has no accounting daemon: job states come from squeue (MinJobAge=300 keeps finished jobs
 # visible), and the first status check comes 2 s after submission instead of the plugin's default 40 s.
 SLURM_ARGS = [
-    "--profile", str(REPO / "profiles" / "slurm"),
-    "--slurm-status-command", "squeue",
-    "--slurm-init-seconds-before-status-checks", "2",
+    "--profile",
+    str(REPO / "profiles" / "slurm"),
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-init-seconds-before-status-checks",
+    "2",
     "--slurm-keep-successful-logs",
-    "--default-resources", f"slurm_partition={PARTITION}", f"slurm_account={ACCOUNT}",
+    "--default-resources",
+    f"slurm_partition={PARTITION}",
+    f"slurm_account={ACCOUNT}",
 ]
 
 
@@ -94,11 +99,22 @@ def start_snakemake(args, cwd: Path, log: Path) -> subprocess.Popen:
     """Start `python -m snakemake ARGS` in its own process group, output to `log`."""
     env = client_env()
     env.setdefault("SMATTN_DATA_MIRROR", str(REPO.parent / "shared" / "data"))
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    env.update(
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    )
     with open(log, "wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def kill_snakemake(proc: subprocess.Popen, cluster=None) -> None:

@@ -42,8 +42,10 @@ def missing_requirements(conf_dir: Path = CONF_DIR) -> list[str]:
     """What this machine lacks to run the test cluster: a list of human-readable items (empty when ready)."""
     missing = [name for name in DAEMONS + CLIENTS if shutil.which(name, path=_search_path()) is None]
     if missing:
-        missing = [f"SLURM binaries not found: {', '.join(missing)} "
-                   "(Debian/Ubuntu: apt-get install --no-install-recommends slurmctld slurmd slurm-client)"]
+        missing = [
+            f"SLURM binaries not found: {', '.join(missing)} "
+            "(Debian/Ubuntu: apt-get install --no-install-recommends slurmctld slurmd slurm-client)"
+        ]
     if os.geteuid() != 0:
         missing.append("the test cluster runs its daemons as root and writes /etc/slurm; run as root")
     elif conf_dir.exists() and not os.access(conf_dir, os.W_OK):
@@ -117,45 +119,47 @@ class SlurmCluster:
 
     def slurm_conf(self, ctld_port: int, slurmd_port: int) -> str:
         r = self.root
-        return "\n".join([
-            MARKER + f" (state under {r}); removed when the test cluster stops",
-            "ClusterName=smattntest",
-            f"SlurmctldHost={self.node}(127.0.0.1)",
-            f"SlurmctldPort={ctld_port}",
-            f"SlurmdPort={slurmd_port}",
-            "SlurmUser=root",
-            "SlurmdUser=root",
-            "AuthType=auth/none",
-            "CredType=cred/none",
-            f"StateSaveLocation={r / 'state'}",
-            f"SlurmdSpoolDir={r / 'spool'}",
-            f"SlurmctldPidFile={r / 'slurmctld.pid'}",
-            f"SlurmdPidFile={r / 'slurmd.pid'}",
-            f"SlurmctldLogFile={self.log_dir / 'slurmctld.log'}",
-            f"SlurmdLogFile={self.log_dir / 'slurmd.log'}",
-            "SlurmctldDebug=info",
-            "SlurmdDebug=info",
-            "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none",
-            "MpiDefault=none",
-            "SelectType=select/cons_tres",
-            "SelectTypeParameters=CR_Core",
-            "GresTypes=gpu",
-            "SchedulerType=sched/backfill",
-            "AccountingStorageType=accounting_storage/none",
-            "JobAcctGatherType=jobacct_gather/none",
-            "JobCompType=jobcomp/none",
-            f"MinJobAge={self.min_job_age}",
-            "ReturnToService=2",
-            "SlurmdParameters=config_overrides",
-            "SlurmdTimeout=300",
-            "InactiveLimit=0",
-            "KillWait=5",
-            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.real_memory_mb} "
-            f"Gres=gpu:{self.gpus} State=UNKNOWN",
-            f"PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE State=UP",
-            "",
-        ])
+        return "\n".join(
+            [
+                MARKER + f" (state under {r}); removed when the test cluster stops",
+                "ClusterName=smattntest",
+                f"SlurmctldHost={self.node}(127.0.0.1)",
+                f"SlurmctldPort={ctld_port}",
+                f"SlurmdPort={slurmd_port}",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                "AuthType=auth/none",
+                "CredType=cred/none",
+                f"StateSaveLocation={r / 'state'}",
+                f"SlurmdSpoolDir={r / 'spool'}",
+                f"SlurmctldPidFile={r / 'slurmctld.pid'}",
+                f"SlurmdPidFile={r / 'slurmd.pid'}",
+                f"SlurmctldLogFile={self.log_dir / 'slurmctld.log'}",
+                f"SlurmdLogFile={self.log_dir / 'slurmd.log'}",
+                "SlurmctldDebug=info",
+                "SlurmdDebug=info",
+                "ProctrackType=proctrack/linuxproc",
+                "TaskPlugin=task/none",
+                "MpiDefault=none",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_Core",
+                "GresTypes=gpu",
+                "SchedulerType=sched/backfill",
+                "AccountingStorageType=accounting_storage/none",
+                "JobAcctGatherType=jobacct_gather/none",
+                "JobCompType=jobcomp/none",
+                f"MinJobAge={self.min_job_age}",
+                "ReturnToService=2",
+                "SlurmdParameters=config_overrides",
+                "SlurmdTimeout=300",
+                "InactiveLimit=0",
+                "KillWait=5",
+                f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.real_memory_mb} "
+                f"Gres=gpu:{self.gpus} State=UNKNOWN",
+                f"PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE State=UP",
+                "",
+            ]
+        )
 
     def gres_conf(self) -> str:
         files = ",".join(["/dev/null"] * self.gpus)
@@ -170,8 +174,10 @@ class SlurmCluster:
             fh.seek(0)
             holder = fh.read().strip() or "unknown"
             fh.close()
-            raise SlurmClusterError(f"another test cluster is using {self.conf_dir} (lock {LOCK_NAME} held by pid "
-                                    f"{holder}); run one cluster session at a time") from None
+            raise SlurmClusterError(
+                f"another test cluster is using {self.conf_dir} (lock {LOCK_NAME} held by pid "
+                f"{holder}); run one cluster session at a time"
+            ) from None
         fh.truncate(0)
         fh.write(str(os.getpid()))
         fh.flush()
@@ -207,7 +213,7 @@ class SlurmCluster:
         self._saved.clear()
 
     # ------------------------------------------------------------------------------------------- lifecycle
-    def start(self, timeout: float = 60.0) -> "SlurmCluster":
+    def start(self, timeout: float = 60.0) -> SlurmCluster:
         """Write the configuration, start slurmctld and slurmd, and wait for an idle node (or raise)."""
         problems = missing_requirements(self.conf_dir)
         if problems:
@@ -233,8 +239,14 @@ class SlurmCluster:
     def _launch(self, name: str, argv: list[str]) -> None:
         out = open(self.log_dir / f"{name}.stdout", "ab")
         try:
-            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=client_env(), start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=client_env(),
+                start_new_session=True,
+            )
         finally:
             out.close()
         self._procs[name] = proc
@@ -258,8 +270,9 @@ class SlurmCluster:
                 reason = self.run(["sinfo", "-h", "-R", "-o", "%E"], check=False).stdout.strip()
                 raise SlurmClusterError(f"node {self.node} is {state} ({reason})\n{self.log_tails()}")
             time.sleep(0.2)
-        raise SlurmClusterError(f"node {self.node} not idle after {timeout:.0f} s (state: {state!r})\n"
-                                f"{self.log_tails()}")
+        raise SlurmClusterError(
+            f"node {self.node} not idle after {timeout:.0f} s (state: {state!r})\n{self.log_tails()}"
+        )
 
     def run(self, argv: list[str], check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess:
         """Run a SLURM client command against this cluster (text output captured)."""
@@ -309,7 +322,7 @@ class SlurmCluster:
         self._restore_confs()
         self._release_lock()
 
-    def __enter__(self) -> "SlurmCluster":
+    def __enter__(self) -> SlurmCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

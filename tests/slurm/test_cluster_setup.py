@@ -22,9 +22,20 @@ def conf_items(text: str) -> list[str]:
 def test_config_declares_node_gpu_partition_and_private_state(tmp_path):
     cluster = SlurmCluster(tmp_path, partition="part", cpus=2, gpus=1, node="n1")
     items = conf_items(cluster.slurm_conf(7001, 7002))
-    for expected in ("SlurmctldPort=7001", "SlurmdPort=7002", "GresTypes=gpu", "NodeName=n1", "CPUs=2",
-                     "Gres=gpu:1", "PartitionName=part", "Nodes=n1", "AuthType=auth/none",
-                     "SelectType=select/cons_tres", "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none"):
+    for expected in (
+        "SlurmctldPort=7001",
+        "SlurmdPort=7002",
+        "GresTypes=gpu",
+        "NodeName=n1",
+        "CPUs=2",
+        "Gres=gpu:1",
+        "PartitionName=part",
+        "Nodes=n1",
+        "AuthType=auth/none",
+        "SelectType=select/cons_tres",
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+    ):
         assert expected in items, expected
     settings = dict(i.split("=", 1) for i in items if "=" in i)
     assert int(settings["MinJobAge"]) >= 300  # squeue must still see finished jobs when the plugin asks
@@ -61,9 +72,23 @@ def test_missing_binaries_are_named(tmp_path, monkeypatch):
 def test_cluster_tests_skip_with_a_reason_without_slurm(tmp_path):
     env = dict(os.environ, SMATTN_SLURM_PATH=str(tmp_path))
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-m", "slurm", "-rs", "-p", "no:cacheprovider", "-q",
-         "tests/slurm/test_gpu_and_resume.py"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-m",
+            "slurm",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "tests/slurm/test_gpu_and_resume.py",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out

@@ -78,8 +78,9 @@ def test_scancel_fails_the_workflow_and_rerun_resumes(slurm_cluster, probe_workd
     before = (first.read_text(), first.stat().st_mtime_ns)
     assert before[0].startswith("job=") and "job= " not in before[0], before  # written inside a SLURM job
 
-    rerun = snakemake_run(["chain", *SLURM_ARGS, "--config", "sleep=1"], probe_workdir, timeout=240,
-                          cluster=slurm_cluster)
+    rerun = snakemake_run(
+        ["chain", *SLURM_ARGS, "--config", "sleep=1"], probe_workdir, timeout=240, cluster=slurm_cluster
+    )
     assert rerun.returncode == 0 and not rerun.timed_out, rerun.tail()
     print(f"[slurm] rerun: {rerun.seconds:.1f} s")
     assert (probe_workdir / "chain/slow.txt").read_text().startswith("job=")

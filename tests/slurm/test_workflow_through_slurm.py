@@ -98,16 +98,19 @@ def runs(slurm_cluster, tmp_path_factory):
     local_dir = copy_workflow(tmp_path_factory.mktemp("local"))
     slurm_dir = copy_workflow(tmp_path_factory.mktemp("viaslurm"))
     planned = dry_run_jobs(slurm_dir)
-    local = snakemake_run([*TARGETS, "--profile", "profiles/local", "--cores", "2", *SMOKE], local_dir,
-                          timeout=600, log_name="local")
+    local = snakemake_run(
+        [*TARGETS, "--profile", "profiles/local", "--cores", "2", *SMOKE], local_dir, timeout=600, log_name="local"
+    )
     assert local.returncode == 0 and not local.timed_out, local.tail()
-    via_slurm = snakemake_run([*TARGETS, *SLURM_ARGS, *SMOKE], slurm_dir, timeout=600, cluster=slurm_cluster,
-                              log_name="slurm")
+    via_slurm = snakemake_run(
+        [*TARGETS, *SLURM_ARGS, *SMOKE], slurm_dir, timeout=600, cluster=slurm_cluster, log_name="slurm"
+    )
     assert via_slurm.returncode == 0 and not via_slurm.timed_out, via_slurm.tail()
     TIMINGS[f"smoke targets through SLURM ({len(TARGETS)} figures, snakemake wall time)"] = via_slurm.seconds
     TIMINGS["the same targets run locally (--cores 2)"] = local.seconds
-    print(f"\n[slurm] smoke targets {TARGETS}: local run {local.seconds:.1f} s, "
-          f"through SLURM {via_slurm.seconds:.1f} s")
+    print(
+        f"\n[slurm] smoke targets {TARGETS}: local run {local.seconds:.1f} s, through SLURM {via_slurm.seconds:.1f} s"
+    )
     return dict(local_dir=local_dir, slurm_dir=slurm_dir, planned=planned, local=local, slurm=via_slurm)
 
 

@@ -122,15 +122,19 @@ def verify_present(data_dir: str | os.PathLike, relpaths=None) -> list[str]:
             continue
         checked.append(rel)
         rec = cache.get(rel)
-        if isinstance(rec, dict) and rec.get("stat") == _stat_key(path) and any(
-            rec.get(d.algorithm) == d.hexdigest for d in entry.digests
+        if (
+            isinstance(rec, dict)
+            and rec.get("stat") == _stat_key(path)
+            and any(rec.get(d.algorithm) == d.hexdigest for d in entry.digests)
         ):
             continue
         d = matching_digest(entry, path)
         if d is None:
             got = file_digests(path)
-            bad.append(f"{path} ({path.stat().st_size} bytes, sha256 {got['sha256']}) does not match the expected "
-                       f"{_expected(entry)}")
+            bad.append(
+                f"{path} ({path.stat().st_size} bytes, sha256 {got['sha256']}) does not match the expected "
+                f"{_expected(entry)}"
+            )
         else:
             updates[rel] = {"stat": _stat_key(path), d.algorithm: d.hexdigest}
     if updates:

@@ -26,7 +26,9 @@ def read_idx(path: str | Path) -> np.ndarray:
     dtype = np.dtype(_DTYPES[code])
     expected = int(np.prod(shape)) * dtype.itemsize
     if len(data) - offset != expected:
-        raise ValueError(f"{path}: truncated or padded IDX file ({len(data) - offset} data bytes, header says {expected})")
+        raise ValueError(
+            f"{path}: truncated or padded IDX file ({len(data) - offset} data bytes, header says {expected})"
+        )
     arr = np.frombuffer(data, dtype=dtype, offset=offset).reshape(shape)
     return arr.astype(dtype.newbyteorder("=")) if dtype.byteorder == ">" else arr.copy()
 

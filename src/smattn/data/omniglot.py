@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -23,23 +23,55 @@ SPLIT_SIZES = {"train": 1028, "val": 172, "test": 423}
 
 # P1 spec Appendix B: alphabet -> number of characters, per split and folder.
 TRAIN_BACKGROUND = {
-    "Alphabet_of_the_Magi": 20, "Anglo-Saxon_Futhorc": 29, "Arcadian": 26, "Asomtavruli_(Georgian)": 40,
-    "Balinese": 24, "Blackfoot_(Canadian_Aboriginal_Syllabics)": 14, "Braille": 26, "Burmese_(Myanmar)": 34,
-    "Cyrillic": 33, "Futurama": 26, "Grantha": 43, "Greek": 24, "Gujarati": 48,
-    "Inuktitut_(Canadian_Aboriginal_Syllabics)": 16, "Japanese_(hiragana)": 52, "Japanese_(katakana)": 47,
-    "Korean": 40, "Latin": 26, "Malay_(Jawi_-_Arabic)": 40, "N_Ko": 33,
-    "Ojibwe_(Canadian_Aboriginal_Syllabics)": 14, "Sanskrit": 42, "Syriac_(Estrangelo)": 23, "Tagalog": 17,
+    "Alphabet_of_the_Magi": 20,
+    "Anglo-Saxon_Futhorc": 29,
+    "Arcadian": 26,
+    "Asomtavruli_(Georgian)": 40,
+    "Balinese": 24,
+    "Blackfoot_(Canadian_Aboriginal_Syllabics)": 14,
+    "Braille": 26,
+    "Burmese_(Myanmar)": 34,
+    "Cyrillic": 33,
+    "Futurama": 26,
+    "Grantha": 43,
+    "Greek": 24,
+    "Gujarati": 48,
+    "Inuktitut_(Canadian_Aboriginal_Syllabics)": 16,
+    "Japanese_(hiragana)": 52,
+    "Japanese_(katakana)": 47,
+    "Korean": 40,
+    "Latin": 26,
+    "Malay_(Jawi_-_Arabic)": 40,
+    "N_Ko": 33,
+    "Ojibwe_(Canadian_Aboriginal_Syllabics)": 14,
+    "Sanskrit": 42,
+    "Syriac_(Estrangelo)": 23,
+    "Tagalog": 17,
     "Tifinagh": 55,
 }
 TRAIN_EVALUATION = {
-    "Angelic": 20, "Atemayar_Qelisayer": 26, "Atlantean": 26, "Aurek-Besh": 26, "Avesta": 26, "Ge_ez": 26,
+    "Angelic": 20,
+    "Atemayar_Qelisayer": 26,
+    "Atlantean": 26,
+    "Aurek-Besh": 26,
+    "Avesta": 26,
+    "Ge_ez": 26,
     "Glagolitic": 45,
 }
 VAL_BACKGROUND = {"Armenian": 41, "Bengali": 46, "Early_Aramaic": 22, "Hebrew": 22, "Mkhedruli_(Georgian)": 41}
 TEST_EVALUATION = {
-    "Kannada": 41, "Keble": 26, "Malayalam": 47, "Manipuri": 40, "Mongolian": 30,
-    "Old_Church_Slavonic_(Cyrillic)": 45, "Oriya": 46, "Sylheti": 28, "Syriac_(Serto)": 23, "Tengwar": 25,
-    "Tibetan": 42, "ULOG": 26,
+    "Kannada": 41,
+    "Keble": 26,
+    "Malayalam": 47,
+    "Manipuri": 40,
+    "Mongolian": 30,
+    "Old_Church_Slavonic_(Cyrillic)": 45,
+    "Oriya": 46,
+    "Sylheti": 28,
+    "Syriac_(Serto)": 23,
+    "Tengwar": 25,
+    "Tibetan": 42,
+    "ULOG": 26,
 }
 GURMUKHI, GURMUKHI_TRAIN_LAST = "Gurmukhi", 41  # characters 01-41 train, 42-45 test
 
@@ -87,7 +119,7 @@ def _split_of(cls: OmniglotClass) -> str:
         if alphabet in TEST_EVALUATION:
             return "test"
         if alphabet == GURMUKHI:
-            return "train" if int(character[len("character"):]) <= GURMUKHI_TRAIN_LAST else "test"
+            return "train" if int(character[len("character") :]) <= GURMUKHI_TRAIN_LAST else "test"
     raise ValueError(f"class {cls} belongs to no split of the Vinyals split")
 
 
@@ -104,8 +136,10 @@ def vinyals_split(classes: Iterable[OmniglotClass]) -> dict[str, list[OmniglotCl
         if len(split[name]) != SPLIT_SIZES[name]:
             raise ValueError(f"Vinyals split '{name}': {len(split[name])} classes, expected {SPLIT_SIZES[name]}")
     expected = {
-        (BACKGROUND, "train"): TRAIN_BACKGROUND, (EVALUATION, "train"): TRAIN_EVALUATION,
-        (BACKGROUND, "val"): VAL_BACKGROUND, (EVALUATION, "test"): TEST_EVALUATION,
+        (BACKGROUND, "train"): TRAIN_BACKGROUND,
+        (EVALUATION, "train"): TRAIN_EVALUATION,
+        (BACKGROUND, "val"): VAL_BACKGROUND,
+        (EVALUATION, "test"): TEST_EVALUATION,
     }
     for (folder, name), table in expected.items():
         for alphabet, count in table.items():
@@ -127,7 +161,9 @@ def decode_inverted(png_bytes: bytes) -> np.ndarray:
 
 
 def load_images(
-    zip_paths: Mapping[str, str | Path], classes: list[OmniglotClass], members: Mapping[OmniglotClass, list[str]] | None = None
+    zip_paths: Mapping[str, str | Path],
+    classes: list[OmniglotClass],
+    members: Mapping[OmniglotClass, list[str]] | None = None,
 ) -> np.ndarray:
     """Images of ``classes`` as (len(classes), 20, 105, 105) uint8, inverted (strokes 255), drawers in order."""
     members = members if members is not None else list_classes(zip_paths)

@@ -7,13 +7,26 @@ from pathlib import Path
 import numpy as np
 
 CSV_FILES = (
-    "AMP_2w.csv", "BO_2w.csv", "BO_2w_smooth.csv", "BO_3w.csv", "alpha_critical.csv", "gen_error_AMP_2w.csv",
-    "gen_error_BO_2w.csv", "gen_error_BO_2w_one_layer.csv", "gen_error_BO_2w_one_layer_smooth.csv",
-    "gen_error_BO_2w_smooth.csv", "gen_error_BO_3w.csv", "gen_error_BO_3w_last_layer.csv",
+    "AMP_2w.csv",
+    "BO_2w.csv",
+    "BO_2w_smooth.csv",
+    "BO_3w.csv",
+    "alpha_critical.csv",
+    "gen_error_AMP_2w.csv",
+    "gen_error_BO_2w.csv",
+    "gen_error_BO_2w_one_layer.csv",
+    "gen_error_BO_2w_one_layer_smooth.csv",
+    "gen_error_BO_2w_smooth.csv",
+    "gen_error_BO_3w.csv",
+    "gen_error_BO_3w_last_layer.csv",
 )
 NPY_FILES = (
-    "AMP_BO_2w_d1000_alpha1.2_samples1_seed1.npy", "2w_e_gen_d1000_alpha1.2_samples1_seed1.npy",
-    "C1_random.npy", "C2_random.npy", "dist_1.npy", "dist_2.npy",
+    "AMP_BO_2w_d1000_alpha1.2_samples1_seed1.npy",
+    "2w_e_gen_d1000_alpha1.2_samples1_seed1.npy",
+    "C1_random.npy",
+    "C2_random.npy",
+    "dist_1.npy",
+    "dist_2.npy",
 )
 
 

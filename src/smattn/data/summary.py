@@ -34,7 +34,10 @@ def summarise(
         entry = {}
         for s in ("train", "t10k"):
             images, labels = idx.load_split(folder, s)
-            entry[s] = {"shape": list(images.shape), "label_counts": [int(c) for c in np.bincount(labels, minlength=10)]}
+            entry[s] = {
+                "shape": list(images.shape),
+                "label_counts": [int(c) for c in np.bincount(labels, minlength=10)],
+            }
         out[name] = entry
     train, test = trec.load_trec(trec_train), trec.load_trec(trec_test)
     if (len(train), len(test)) != (5452, 500):

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax.numpy as jnp
-from jax.scipy.linalg import solve_triangular
 import numpy as np
+from jax.scipy.linalg import solve_triangular
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,9 @@ class Architecture:
             raise ValueError(f"widths must hold L+1={L + 1} positive numbers (N_0..N_L), got {self.widths}")
         sigma2 = (1.0,) * (L + 1) if self.sigma2 is None else tuple(float(s) for s in self.sigma2)
         if len(sigma2) != L + 1 or min(sigma2) <= 0:
-            raise ValueError(f"sigma2 must hold L+1={L + 1} positive variances (sigma_0^2..sigma_L^2), got {self.sigma2}")
+            raise ValueError(
+                f"sigma2 must hold L+1={L + 1} positive variances (sigma_0^2..sigma_L^2), got {self.sigma2}"
+            )
         if not self.sigma2_a > 0:
             raise ValueError(f"sigma2_a must be positive, got {self.sigma2_a}")
         object.__setattr__(self, "heads", heads)
@@ -69,7 +71,7 @@ class Architecture:
         return tuple(int(np.prod(self.heads[l:])) for l in range(self.L))
 
     @staticmethod
-    def equal_width(heads, N: float, sigma2=None, sigma2_a: float = 1.0) -> "Architecture":
+    def equal_width(heads, N: float, sigma2=None, sigma2_a: float = 1.0) -> Architecture:
         return Architecture(tuple(heads), (float(N),) * (len(heads) + 1), sigma2, sigma2_a)
 
 
@@ -139,7 +141,7 @@ def gp_point(arch: Architecture) -> list[np.ndarray]:
     """Entropy-only minimiser: U^(l) = sigma_a^2 prod_{m>=l} sigma_m^2 * 1 (list of [n_l, n_l] NumPy arrays)."""
     out = []
     for l, n in enumerate(arch.partial_sizes()):
-        scale = arch.sigma2_a * float(np.prod(arch.sigma2[l + 1:]))
+        scale = arch.sigma2_a * float(np.prod(arch.sigma2[l + 1 :]))
         out.append(scale * np.eye(n))
     return out
 

@@ -122,13 +122,14 @@ def layer_attention(x: np.ndarray, heads: list[dict]) -> list[np.ndarray]:
     return out
 
 
-def attentioned_inputs_from_heads(x: np.ndarray, heads: list[dict], readout: str, sigma0: float = 1.0,
-                                  chunk: int = 256) -> np.ndarray:
+def attentioned_inputs_from_heads(
+    x: np.ndarray, heads: list[dict], readout: str, sigma0: float = 1.0, chunk: int = 256
+) -> np.ndarray:
     """Convenience: xi [B, H_tot, D] from bare inputs [B, T, D] and per-layer heads, computed in chunks of ``chunk``."""
     x = _check_x(x)
     parts = []
     for i in range(0, x.shape[0], chunk):
-        xc = x[i:i + chunk]
+        xc = x[i : i + chunk]
         abar = path_attention(layer_attention(xc, heads), readout)
         parts.append(attentioned_inputs(xc, abar, sigma0))
     return np.concatenate(parts, axis=0)

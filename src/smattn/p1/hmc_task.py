@@ -36,7 +36,7 @@ def feature_vectors() -> tuple[np.ndarray, np.ndarray]:
     vp = np.zeros(N_FEAT)
     vm = np.zeros(N_FEAT)
     vp[: N_FEAT // 2] = np.sqrt(2.0)
-    vm[N_FEAT // 2:] = np.sqrt(2.0)
+    vm[N_FEAT // 2 :] = np.sqrt(2.0)
     return vp, vm
 
 
@@ -64,8 +64,9 @@ def _set_seed(seed: int) -> torch.Generator:
     return g
 
 
-def generate_hmc(n_examples: int, seed: int, sigma_perp: float = 1.0, sigma_par: tuple = (1.0, 1.0),
-                 p_stay: tuple = (0.7, 0.3)) -> HMCData:
+def generate_hmc(
+    n_examples: int, seed: int, sigma_perp: float = 1.0, sigma_par: tuple = (1.0, 1.0), p_stay: tuple = (0.7, 0.3)
+) -> HMCData:
     """Generate ``n_examples`` chains (first half class +1 with p_stay[0], then class -1 with p_stay[1]).
 
     Draw order (reference, Appendix A): per class, per chain, one uniform for the initial state (state + if >= 0.5),
@@ -154,8 +155,12 @@ def random_head(seed: int, strength: float = 1.0, beta: float = BETA) -> np.ndar
 
 #: Model variants of spec §4.3: layer-1 heads, layer-2 heads, sigma_perp. Path names in flat order.
 VARIANTS = {
-    "all": {"layer1": ["good", "random"], "layer2": ["uniform", "random"], "sigma_perp": 1.0,
-            "paths": ["g", "a1", "d", "a2"]},
+    "all": {
+        "layer1": ["good", "random"],
+        "layer2": ["uniform", "random"],
+        "sigma_perp": 1.0,
+        "paths": ["g", "a1", "d", "a2"],
+    },
     "good": {"layer1": ["good"], "layer2": ["uniform"], "sigma_perp": 1.0, "paths": ["g"]},
     "good_denoising": {"layer1": ["good", "random"], "layer2": ["uniform"], "sigma_perp": 1.0, "paths": ["g", "d"]},
     "two_path_random": {"layer1": ["good", "random"], "layer2": ["uniform"], "sigma_perp": 5.0, "paths": ["g", "d"]},
@@ -169,8 +174,11 @@ def head_matrices(variant: str) -> list[np.ndarray]:
         raise ValueError(f"unknown HMC variant {variant!r}; choose from {sorted(VARIANTS)}")
     spec = VARIANTS[variant]
     makers = {
-        1: {"good": lambda: good_head_layer1(), "random": lambda: random_head(SEED_L1_RANDOM, 1.0),
-            "blank": lambda: random_head(SEED_L1_RANDOM, 0.0)},
+        1: {
+            "good": lambda: good_head_layer1(),
+            "random": lambda: random_head(SEED_L1_RANDOM, 1.0),
+            "blank": lambda: random_head(SEED_L1_RANDOM, 0.0),
+        },
         2: {"uniform": lambda: uniform_head(), "random": lambda: random_head(SEED_L2_RANDOM, 1.0)},
     }
     return [np.stack([makers[1][n]() for n in spec["layer1"]]), np.stack([makers[2][n]() for n in spec["layer2"]])]

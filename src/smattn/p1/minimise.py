@@ -49,14 +49,22 @@ class ActionProblem:
         if self.y.shape != (self.gram.P,):
             raise ValueError(f"y must have shape [P]=[{self.gram.P}], got {self.y.shape}")
         if self.gram.Htot != self.arch.n_paths:
-            raise ValueError(f"gram has {self.gram.Htot} paths but the architecture {self.arch.heads} has {self.arch.n_paths}")
+            raise ValueError(
+                f"gram has {self.gram.Htot} paths but the architecture {self.arch.heads} has {self.arch.n_paths}"
+            )
         if not self.temperature > 0:
             raise ValueError(f"temperature must be positive, got {self.temperature}")
 
     def data(self):
         a = self.arch
-        return (jnp.asarray(a.widths), jnp.asarray(a.sigma2), jnp.asarray(a.sigma2_a),
-                jnp.asarray(self.gram.G), jnp.asarray(self.y), jnp.asarray(self.temperature))
+        return (
+            jnp.asarray(a.widths),
+            jnp.asarray(a.sigma2),
+            jnp.asarray(a.sigma2_a),
+            jnp.asarray(self.gram.G),
+            jnp.asarray(self.y),
+            jnp.asarray(self.temperature),
+        )
 
 
 @dataclass
@@ -80,10 +88,18 @@ class MinimiseResult:
         return self.Us[0]
 
     def summary(self) -> dict:
-        return {"steps": int(self.steps), "g_max": float(self.g_max), "converged": bool(self.converged),
-                "action": float(self.action), "entropy": float(self.entropy), "energy": float(self.energy),
-                "u": float(self.u), "min_eig_U": float(min(self.min_eig)) if self.min_eig else float("nan"),
-                "seconds": float(self.seconds), "method": self.method}
+        return {
+            "steps": int(self.steps),
+            "g_max": float(self.g_max),
+            "converged": bool(self.converged),
+            "action": float(self.action),
+            "entropy": float(self.entropy),
+            "energy": float(self.energy),
+            "u": float(self.u),
+            "min_eig_U": float(min(self.min_eig)) if self.min_eig else float("nan"),
+            "seconds": float(self.seconds),
+            "method": self.method,
+        }
 
 
 def _sizes(heads):
@@ -101,7 +117,7 @@ def _compiled(heads: tuple):
     def unpack(theta):
         Us, off = [], 0
         for n, (r, c), k in zip(sizes, tril, counts):
-            v = theta[off:off + k]
+            v = theta[off : off + k]
             off += k
             C = jnp.zeros((n, n)).at[r, c].set(v)
             d = jnp.diag(C)
@@ -136,9 +152,17 @@ def _compiled(heads: tuple):
         S = S_M(list(Ms), *data)
         return S, gM, jnp.max(jnp.stack([jnp.max(jnp.abs(x)) for x in gM]))
 
-    return dict(unpack=jax.jit(unpack), S=jax.jit(S_theta), value_grads=jax.jit(value_grads),
-                hess=jax.jit(jax.hessian(S_theta)), parts=jax.jit(parts), gmax_M=jax.jit(gmax_M),
-                counts=counts, tril=tril, sizes=sizes)
+    return dict(
+        unpack=jax.jit(unpack),
+        S=jax.jit(S_theta),
+        value_grads=jax.jit(value_grads),
+        hess=jax.jit(jax.hessian(S_theta)),
+        parts=jax.jit(parts),
+        gmax_M=jax.jit(gmax_M),
+        counts=counts,
+        tril=tril,
+        sizes=sizes,
+    )
 
 
 def pack_cholesky(Us, heads) -> np.ndarray:
@@ -156,10 +180,19 @@ def _finish(problem, Us, steps, gmax, converged, mineigs, t0, method):
     comp = _compiled(problem.arch.heads)
     S_ent, E, u = comp["parts"]([jnp.asarray(U) for U in Us], *problem.data())
     Nmax = max(problem.arch.widths)
-    return MinimiseResult(Us=[np.asarray(U) for U in Us], u=float(u), action=float((S_ent + E) / Nmax),
-                          entropy=float(S_ent / Nmax), energy=float(E / Nmax), steps=int(steps), g_max=float(gmax),
-                          converged=bool(converged), min_eig=[float(m) for m in mineigs],
-                          seconds=time.perf_counter() - t0, method=method)
+    return MinimiseResult(
+        Us=[np.asarray(U) for U in Us],
+        u=float(u),
+        action=float((S_ent + E) / Nmax),
+        entropy=float(S_ent / Nmax),
+        energy=float(E / Nmax),
+        steps=int(steps),
+        g_max=float(gmax),
+        converged=bool(converged),
+        min_eig=[float(m) for m in mineigs],
+        seconds=time.perf_counter() - t0,
+        method=method,
+    )
 
 
 def minimise_action(problem: ActionProblem, tol: float = 1e-5, max_steps: int = 200, init=None) -> MinimiseResult:
@@ -205,8 +238,11 @@ def minimise_action(problem: ActionProblem, tol: float = 1e-5, max_steps: int = 
             # rise beyond rounding and the gradient shrinks (the stopping criterion is on the gradient).
             cand = theta + p
             Sc, gc, gmc, mc = comp["value_grads"](cand, *data)
-            if (np.isfinite(float(Sc)) and float(Sc) <= float(S) + 1e-12 * max(1.0, abs(float(S)))
-                    and float(gmc) < float(gmax)):
+            if (
+                np.isfinite(float(Sc))
+                and float(Sc) <= float(S) + 1e-12 * max(1.0, abs(float(S)))
+                and float(gmc) < float(gmax)
+            ):
                 theta, S, g, gmax, mineig = cand, Sc, gc, gmc, mc
                 steps += 1
                 mineigs.append(float(mineig))
@@ -220,8 +256,15 @@ def minimise_action(problem: ActionProblem, tol: float = 1e-5, max_steps: int = 
     return _finish(problem, Us, steps, float(gmax), converged, mineigs, t0, "newton-cholesky")
 
 
-def minimise_action_adam(problem: ActionProblem, lr: float = 0.1, tol: float = 1e-5, max_steps: int = 50_000,
-                         b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> MinimiseResult:
+def minimise_action_adam(
+    problem: ActionProblem,
+    lr: float = 0.1,
+    tol: float = 1e-5,
+    max_steps: int = 50_000,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+) -> MinimiseResult:
     """The reference's scheme: Adam (``optax.adam``, constant learning rate) on unconstrained M_l
     (U^(l) = (M_l + M_l^T)/2) from the GP point; stops at the first iterate with g_max < tol.
 

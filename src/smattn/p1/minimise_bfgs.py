@@ -151,6 +151,7 @@ class ImageAction:
 
 # --- Cholesky parametrisation --------------------------------------------------------------------------------------
 
+
 def unpack_cholesky(theta: np.ndarray, sizes) -> tuple[list, list]:
     """Inverse of :func:`smattn.p1.minimise.pack_cholesky`: ([U^(l) = C_l C_l^T], [C_l]) for matrix sizes ``sizes``
     from the flattened lower triangles (log-diagonal) ``theta``."""
@@ -158,7 +159,7 @@ def unpack_cholesky(theta: np.ndarray, sizes) -> tuple[list, list]:
     for n in sizes:
         k = n * (n + 1) // 2
         C = np.zeros((n, n))
-        C[np.tril_indices(n)] = theta[off:off + k]
+        C[np.tril_indices(n)] = theta[off : off + k]
         off += k
         C[np.diag_indices(n)] = np.exp(np.clip(np.diag(C), -700, 700))
         Cs.append(C)
@@ -176,8 +177,14 @@ def cholesky_gradient(grads, Cs) -> np.ndarray:
     return np.concatenate(out)
 
 
-def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: int = 2000, init=None,
-                         hinv: np.ndarray | None = None, return_hinv: bool = False):
+def minimise_action_bfgs(
+    problem: ActionProblem,
+    tol: float = 1e-5,
+    max_steps: int = 2000,
+    init=None,
+    hinv: np.ndarray | None = None,
+    return_hinv: bool = False,
+):
     """BFGS in the Cholesky parametrisation from the GP point (or ``init``, a list of PD U^(l)).
 
     ``hinv``: initial inverse-Hessian approximation in the Cholesky parameters (e.g. from a neighbouring (N, T) run,
@@ -246,8 +253,17 @@ def minimise_action_bfgs(problem: ActionProblem, tol: float = 1e-5, max_steps: i
         converged = gmax < tol
     h, w, s2, s2a = act.ent_args
     u = readout_u(float(np.trace(Us[-1])), h, w, s2, s2a)
-    res = MinimiseResult(Us=[np.asarray(U) for U in Us], u=u, action=float(S), entropy=float(parts["entropy"]),
-                          energy=float(parts["energy"]), steps=int(steps), g_max=float(gmax), converged=bool(converged),
-                          min_eig=mineigs, seconds=time.perf_counter() - t0, method=f"bfgs-cholesky({act.n_evals} evals)")
+    res = MinimiseResult(
+        Us=[np.asarray(U) for U in Us],
+        u=u,
+        action=float(S),
+        entropy=float(parts["entropy"]),
+        energy=float(parts["energy"]),
+        steps=int(steps),
+        g_max=float(gmax),
+        converged=bool(converged),
+        min_eig=mineigs,
+        seconds=time.perf_counter() - t0,
+        method=f"bfgs-cholesky({act.n_evals} evals)",
+    )
     return (res, Hinv) if return_hinv else res
-

@@ -13,8 +13,15 @@ from scipy.linalg import cho_factor, cho_solve
 from .kernels import kernel_diag, kernel_U
 
 
-def predictor(U: np.ndarray, xi_train: np.ndarray, y: np.ndarray, xi_test: np.ndarray, temperature: float,
-              variance: bool = False, chunk: int = 2048):
+def predictor(
+    U: np.ndarray,
+    xi_train: np.ndarray,
+    y: np.ndarray,
+    xi_test: np.ndarray,
+    temperature: float,
+    variance: bool = False,
+    chunk: int = 2048,
+):
     """Mean predictor [P_test] (and variance [P_test] if ``variance``). U: [H, H]; xi_*: [P, H, D]; y: [P]."""
     y = np.asarray(y, dtype=np.float64)
     if y.shape != (xi_train.shape[0],):
@@ -26,10 +33,10 @@ def predictor(U: np.ndarray, xi_train: np.ndarray, y: np.ndarray, xi_test: np.nd
     alpha = cho_solve(cf, y)
     means, variances = [], []
     for i in range(0, xi_test.shape[0], chunk):
-        k = kernel_U(U, xi_train, xi_test[i:i + chunk])  # [P, chunk]
+        k = kernel_U(U, xi_train, xi_test[i : i + chunk])  # [P, chunk]
         means.append(k.T @ alpha)
         if variance:
-            variances.append(kernel_diag(U, xi_test[i:i + chunk]) - np.einsum("pc,pc->c", k, cho_solve(cf, k)))
+            variances.append(kernel_diag(U, xi_test[i : i + chunk]) - np.einsum("pc,pc->c", k, cho_solve(cf, k)))
     mean = np.concatenate(means)
     return (mean, np.concatenate(variances)) if variance else mean
 

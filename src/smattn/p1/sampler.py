@@ -51,11 +51,17 @@ class SampleResult:
         return self.U.mean(axis=0)
 
     def summary(self) -> dict:
-        return {"divergences": int(self.divergences), "accept_prob": float(self.accept_prob),
-                "rhat_U_max": float(np.nanmax(self.rhat_U)) if np.isfinite(self.rhat_U).any() else float("nan"),
-                "ess_U_min": float(np.nanmin(self.ess_U)), "ess_U_mean": float(np.nanmean(self.ess_U)),
-                "seconds": float(self.seconds), "dtype": self.dtype, "n_samples": int(self.U.shape[0]),
-                "mean_leapfrog_steps": float(self.mean_leapfrog_steps)}
+        return {
+            "divergences": int(self.divergences),
+            "accept_prob": float(self.accept_prob),
+            "rhat_U_max": float(np.nanmax(self.rhat_U)) if np.isfinite(self.rhat_U).any() else float("nan"),
+            "ess_U_min": float(np.nanmin(self.ess_U)),
+            "ess_U_mean": float(np.nanmean(self.ess_U)),
+            "seconds": float(self.seconds),
+            "dtype": self.dtype,
+            "n_samples": int(self.U.shape[0]),
+            "mean_leapfrog_steps": float(self.mean_leapfrog_steps),
+        }
 
 
 def _model(xbar, y, arch: Architecture, temperature, dtype):
@@ -75,9 +81,21 @@ def _model(xbar, y, arch: Architecture, temperature, dtype):
     numpyro.sample("y", dist.Normal(f, jnp.sqrt(jnp.asarray(temperature, dtype))), obs=y)
 
 
-def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch: Architecture, temperature: float,
-             num_warmup: int, num_samples: int, num_chains: int = 1, seed: int = 1, dtype: str = "float64",
-             temperature_min: float = 1e-3, test_chunk: int = 1000, max_tree_depth: int = 10) -> SampleResult:
+def run_nuts(
+    xbar_train: np.ndarray,
+    y: np.ndarray,
+    xbar_test: np.ndarray,
+    arch: Architecture,
+    temperature: float,
+    num_warmup: int,
+    num_samples: int,
+    num_chains: int = 1,
+    seed: int = 1,
+    dtype: str = "float64",
+    temperature_min: float = 1e-3,
+    test_chunk: int = 1000,
+    max_tree_depth: int = 10,
+) -> SampleResult:
     """Sample the posterior with NUTS (NumPyro defaults), keeping only test predictions and U per sample.
 
     xbar_*: [P, H_tot, D] un-normalised path-attended inputs; y: [P]; the likelihood variance is
@@ -91,8 +109,10 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
         raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
     x64 = bool(jax.config.jax_enable_x64)
     if (dtype == "float64") != x64:
-        raise RuntimeError(f"dtype={dtype} needs jax_enable_x64={dtype == 'float64'} (it is {x64}); "
-                           "JAX precision is process-wide: call smattn.device.jax_setup(x64=...) first")
+        raise RuntimeError(
+            f"dtype={dtype} needs jax_enable_x64={dtype == 'float64'} (it is {x64}); "
+            "JAX precision is process-wide: call smattn.device.jax_setup(x64=...) first"
+        )
     if xbar_train.shape[1] != arch.n_paths or xbar_test.shape[1:] != xbar_train.shape[1:]:
         raise ValueError(f"xbar shapes {xbar_train.shape}, {xbar_test.shape} do not match {arch.n_paths} paths")
     if any(float(n) != int(n) for n in arch.widths):
@@ -104,15 +124,21 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
     T = max(float(temperature), float(temperature_min))
 
     def post(z):
-        f_parts = [forward_paths(z, xt[i:i + test_chunk]) for i in range(0, xt.shape[0], test_chunk)]
+        f_parts = [forward_paths(z, xt[i : i + test_chunk]) for i in range(0, xt.shape[0], test_chunk)]
         return {"f_test": jnp.concatenate(f_parts), "U": order_parameter_sample(z)}
 
     kernel = NUTS(_model, max_tree_depth=int(max_tree_depth))
-    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                chain_method="sequential", progress_bar=False, postprocess_fn=post)
+    mcmc = MCMC(
+        kernel,
+        num_warmup=num_warmup,
+        num_samples=num_samples,
+        num_chains=num_chains,
+        chain_method="sequential",
+        progress_bar=False,
+        postprocess_fn=post,
+    )
     t0 = time.perf_counter()
-    mcmc.run(jax.random.PRNGKey(seed), xb, yt, arch, T, jdt,
-             extra_fields=("diverging", "accept_prob", "num_steps"))
+    mcmc.run(jax.random.PRNGKey(seed), xb, yt, arch, T, jdt, extra_fields=("diverging", "accept_prob", "num_steps"))
     s = mcmc.get_samples(group_by_chain=True)
     extra = mcmc.get_extra_fields(group_by_chain=True)
     U_c = np.asarray(s["U"], dtype=np.float64)  # [chains, samples, H, H]
@@ -120,8 +146,15 @@ def run_nuts(xbar_train: np.ndarray, y: np.ndarray, xbar_test: np.ndarray, arch:
     seconds = time.perf_counter() - t0
     ess = np.asarray(effective_sample_size(U_c))
     rhat = np.asarray(split_gelman_rubin(U_c)) if num_chains > 1 else np.full(U_c.shape[2:], np.nan)
-    return SampleResult(f_test=f_c.reshape(-1, f_c.shape[-1]), U=U_c.reshape(-1, *U_c.shape[2:]), U_by_chain=U_c,
-                        divergences=int(np.asarray(extra["diverging"]).sum()),
-                        accept_prob=float(np.asarray(extra["accept_prob"]).mean()), rhat_U=rhat, ess_U=ess,
-                        mean_leapfrog_steps=float(np.asarray(extra["num_steps"]).mean()),
-                        seconds=seconds, dtype=dtype)
+    return SampleResult(
+        f_test=f_c.reshape(-1, f_c.shape[-1]),
+        U=U_c.reshape(-1, *U_c.shape[2:]),
+        U_by_chain=U_c,
+        divergences=int(np.asarray(extra["diverging"]).sum()),
+        accept_prob=float(np.asarray(extra["accept_prob"]).mean()),
+        rhat_U=rhat,
+        ess_U=ess,
+        mean_leapfrog_steps=float(np.asarray(extra["num_steps"]).mean()),
+        seconds=seconds,
+        dtype=dtype,
+    )

@@ -1,5 +1,6 @@
 """Shared plotting helpers of the P2 figures (colours and style of the authors' figures); imports matplotlib
 with the Agg backend, so only plotting scripts import it."""
+
 import matplotlib
 
 matplotlib.use("Agg")

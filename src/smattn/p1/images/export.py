@@ -53,14 +53,18 @@ def ood_set(store: dict, seed: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     return ood_sequences(tr, te, name, labels, pos)
 
 
-def export_for_theory(model: AttentionPathsTransformer, store: dict, seed: int, P: int, n_test: int,
-                      n_train_pool: int, n_test_pool: int) -> dict[str, np.ndarray]:
+def export_for_theory(
+    model: AttentionPathsTransformer, store: dict, seed: int, P: int, n_test: int, n_train_pool: int, n_test_pool: int
+) -> dict[str, np.ndarray]:
     """Arrays of the export (see module docstring), plus ``U_gd`` [H^L, H^L], ``labels`` and ``positions``."""
     if n_train_pool < P or n_test_pool < n_test:
-        raise ValueError(f"export_for_theory: pools ({n_train_pool}, {n_test_pool}) smaller than P={P} / n_test={n_test}")
+        raise ValueError(
+            f"export_for_theory: pools ({n_train_pool}, {n_test_pool}) smaller than P={P} / n_test={n_test}"
+        )
     labels, pos = sequence_context(seed)
-    tb = TaskSampler(store["train_images"], labels, pos).sample(np.random.default_rng([seed, _TRAIN_POOL]),
-                                                                  n_train_pool)
+    tb = TaskSampler(store["train_images"], labels, pos).sample(
+        np.random.default_rng([seed, _TRAIN_POOL]), n_train_pool
+    )
     idx = balanced_subset(tb.y, P)
     out = {"x_train": tb.x[idx], "y_train": tb.y[idx]}
     xo, yo = omniglot_test_tasks(store, seed, n_test_pool)
@@ -73,16 +77,22 @@ def export_for_theory(model: AttentionPathsTransformer, store: dict, seed: int, 
     with torch.no_grad():
         wq, wk = model.qk_weights()
         wv = model.value_weights()
-        out.update(WQ=wq.cpu().numpy(), WK=wk.cpu().numpy(), WV=wv.cpu().numpy(),
-                   W_in=model.input_proj.weight.cpu().numpy(), w_out=model.readout.weight[0].cpu().numpy(),
-                   U_gd=gd_order_parameter(wv.double().cpu(), model.readout.weight[0].double().cpu()).numpy())
+        out.update(
+            WQ=wq.cpu().numpy(),
+            WK=wk.cpu().numpy(),
+            WV=wv.cpu().numpy(),
+            W_in=model.input_proj.weight.cpu().numpy(),
+            w_out=model.readout.weight[0].cpu().numpy(),
+            U_gd=gd_order_parameter(wv.double().cpu(), model.readout.weight[0].double().cpu()).numpy(),
+        )
     out["labels"], out["positions"] = labels, pos
     out["heads"] = np.array([model.n_heads] * model.n_layers)
     return out
 
 
-def gd_accuracies(model: AttentionPathsTransformer, store: dict, seed: int, n_omniglot: int,
-                  device=None) -> dict[str, dict]:
+def gd_accuracies(
+    model: AttentionPathsTransformer, store: dict, seed: int, n_omniglot: int, device=None
+) -> dict[str, dict]:
     """GD accuracy on ``n_omniglot`` Omniglot test-class tasks and on all MNIST / Fashion-MNIST 0-vs-1 sequences.
 
     Returns {set: {"acc": fraction, "n": count}}.

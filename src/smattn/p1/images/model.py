@@ -29,12 +29,22 @@ class AttentionPathsTransformer(nn.Module):
 
     def __init__(self, n_layers: int, n_heads: int, width: int, qk_dim: int, token_dim: int = 192):
         super().__init__()
-        for name, v in (("n_layers", n_layers), ("n_heads", n_heads), ("width", width), ("qk_dim", qk_dim),
-                        ("token_dim", token_dim)):
+        for name, v in (
+            ("n_layers", n_layers),
+            ("n_heads", n_heads),
+            ("width", width),
+            ("qk_dim", qk_dim),
+            ("token_dim", token_dim),
+        ):
             if int(v) < 1:
                 raise ValueError(f"AttentionPathsTransformer: {name} must be >= 1, got {v}")
         self.n_layers, self.n_heads, self.width, self.qk_dim, self.token_dim = (
-            int(n_layers), int(n_heads), int(width), int(qk_dim), int(token_dim))
+            int(n_layers),
+            int(n_heads),
+            int(width),
+            int(qk_dim),
+            int(token_dim),
+        )
         self.input_proj = nn.Linear(token_dim, width, bias=False)
         self.query = nn.ModuleList(nn.Linear(token_dim, n_heads * qk_dim, bias=False) for _ in range(n_layers))
         self.key = nn.ModuleList(nn.Linear(token_dim, n_heads * qk_dim, bias=False) for _ in range(n_layers))
@@ -45,8 +55,13 @@ class AttentionPathsTransformer(nn.Module):
 
     # -- configuration ------------------------------------------------------------------------------------------
     def hparams(self) -> dict:
-        return {"n_layers": self.n_layers, "n_heads": self.n_heads, "width": self.width, "qk_dim": self.qk_dim,
-                "token_dim": self.token_dim}
+        return {
+            "n_layers": self.n_layers,
+            "n_heads": self.n_heads,
+            "width": self.width,
+            "qk_dim": self.qk_dim,
+            "token_dim": self.token_dim,
+        }
 
     def set_pruned_heads(self, pruned: dict[int, list[int]] | None) -> None:
         """Zero the outputs of the given heads ({layer: [heads]}, 0-based) and rescale the head sum of that layer

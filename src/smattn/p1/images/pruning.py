@@ -72,8 +72,9 @@ def params_removed_fraction(model, pruned: Sequence[Head]) -> float:
     return len(pruned) * params_per_head(model) / model.n_trainable()
 
 
-def pruned_accuracies(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], pruned: Sequence[Head],
-                      predict) -> dict[str, float]:
+def pruned_accuracies(
+    model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], pruned: Sequence[Head], predict
+) -> dict[str, float]:
     """Accuracy (fraction) on every evaluation set with ``pruned`` heads removed, by a forward pass of the pruned
     network; the model is restored after. sets: {name: (x [n, T, D], y [n] in {-1, +1})};
     predict(model, x) -> outputs [n]."""
@@ -99,7 +100,7 @@ def path_contributions(model, x: np.ndarray, batch: int = 64) -> np.ndarray:
     out = []
     with torch.no_grad():
         for i in range(0, len(x), batch):
-            xb = torch.as_tensor(np.asarray(x[i:i + batch]), dtype=torch.float32, device=device)
+            xb = torch.as_tensor(np.asarray(x[i : i + batch]), dtype=torch.float32, device=device)
             B, T, _ = xb.shape
             attn = model.attention(xb)
             z = model.input_proj(xb).unsqueeze(1)  # [B, paths so far, T, N]
@@ -107,7 +108,7 @@ def path_contributions(model, x: np.ndarray, batch: int = 64) -> np.ndarray:
                 v = model.value[l](z).view(B, z.shape[1], T, H, N)  # W_V,h z_s: [B, p, T(key), H, N]
                 z = torch.einsum("bhst,bpshm->bphtm", attn[l], v).reshape(B, -1, T, N)
             out.append(model.readout(z.mean(dim=2)).squeeze(-1).double().cpu().numpy())
-    return np.concatenate(out) if out else np.zeros((0, H ** L))
+    return np.concatenate(out) if out else np.zeros((0, H**L))
 
 
 def path_weights(heads: Sequence[int], pruned: Sequence[Head]) -> np.ndarray:
@@ -124,8 +125,9 @@ def path_weights(heads: Sequence[int], pruned: Sequence[Head]) -> np.ndarray:
     return w
 
 
-def accuracies_from_paths(contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int],
-                          pruned: Sequence[Head]) -> dict[str, float]:
+def accuracies_from_paths(
+    contrib: Mapping[str, tuple[np.ndarray, np.ndarray]], heads: Sequence[int], pruned: Sequence[Head]
+) -> dict[str, float]:
     """Accuracy on every set from precomputed path contributions {name: (contributions [n, H_tot], y [n])}."""
     w = path_weights(heads, pruned)
     return {name: float(np.mean(np.sign(c @ w) == y)) for name, (c, y) in contrib.items()}
@@ -174,8 +176,9 @@ class PruningEvaluation:
         """{set: mean over k >= 1 of the accuracy of ``curve`` ("theory" or "diagonal") minus the random orders'
         mean accuracy}: how much better than chance that order prunes."""
         c = {"theory": self.theory, "diagonal": self.diagonal}[curve]
-        return {s: float(np.mean([c[k][s] - self.random[s][:, k].mean() for k in range(1, len(c))]))
-                for s in self.random}
+        return {
+            s: float(np.mean([c[k][s] - self.random[s][:, k].mean() for k in range(1, len(c))])) for s in self.random
+        }
 
     def as_json(self) -> dict:
         """JSON-ready record with the paper's head labels ("(l)h" as "l.h", see ``head_label``)."""
@@ -201,8 +204,15 @@ class PruningEvaluation:
         }
 
 
-def evaluate_pruning(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], U: np.ndarray, heads: Sequence[int],
-                     predict: Callable, n_random_orders: int, random_seed: int) -> PruningEvaluation:
+def evaluate_pruning(
+    model,
+    sets: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    U: np.ndarray,
+    heads: Sequence[int],
+    predict: Callable,
+    n_random_orders: int,
+    random_seed: int,
+) -> PruningEvaluation:
     """Prune ``model`` guided by the theory's U [H_tot, H_tot] of its heads and measure every set's accuracy.
 
     sets: {name: (x [n, T, D], y [n] in {-1, +1})}; heads: heads per layer of U (must be the model's);
@@ -234,11 +244,19 @@ def evaluate_pruning(model, sets: Mapping[str, tuple[np.ndarray, np.ndarray]], U
     diag_curve, _ = curve(ascending(diag))
     rand = [curve(o)[0] for o in random_orders(list(scores), int(n_random_orders), int(random_seed))]
     return PruningEvaluation(
-        heads=heads, n={s: len(v[1]) for s, v in sets.items()}, base=base, order=ascending(scores),
-        scores=scores, scores_diagonal=diag, single=single, steps=theory_steps,
+        heads=heads,
+        n={s: len(v[1]) for s, v in sets.items()},
+        base=base,
+        order=ascending(scores),
+        scores=scores,
+        scores_diagonal=diag,
+        single=single,
+        steps=theory_steps,
         params_removed_fraction=[params_removed_fraction(model, s) for s in theory_steps],
-        theory=theory_curve, diagonal=diag_curve,
-        random={s: np.array([[c[k][s] for k in range(len(c))] for c in rand]) for s in sets})
+        theory=theory_curve,
+        diagonal=diag_curve,
+        random={s: np.array([[c[k][s] for k in range(len(c))] for c in rand]) for s in sets},
+    )
 
 
 def drops_points(result: Mapping) -> list[float]:

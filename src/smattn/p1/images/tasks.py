@@ -19,10 +19,13 @@ from smattn.p1.images.tokens import assemble_sequences, image_tokens
 def _check_images(images: np.ndarray, name: str, min_classes: int = 2) -> np.ndarray:
     images = np.asarray(images)
     if images.ndim != 4 or images.shape[2:] != (32, 32) or images.dtype != np.uint8:
-        raise ValueError(f"{name}: expected uint8 images of shape [classes, drawings, 32, 32], "
-                         f"got {images.dtype} {images.shape}")
+        raise ValueError(
+            f"{name}: expected uint8 images of shape [classes, drawings, 32, 32], got {images.dtype} {images.shape}"
+        )
     if images.shape[0] < min_classes or images.shape[1] < 2:
-        raise ValueError(f"{name}: need at least {min_classes} classes and 2 drawings per class, got {images.shape[:2]}")
+        raise ValueError(
+            f"{name}: need at least {min_classes} classes and 2 drawings per class, got {images.shape[:2]}"
+        )
     return images
 
 
@@ -59,11 +62,13 @@ class TaskSampler:
         ca = rng.integers(C, size=batch)
         cb = rng.integers(C - 1, size=batch)
         cb = cb + (cb >= ca)
+
         # two distinct drawings per class: (context, held-out)
         def two(n):
             i = rng.integers(Dn, size=n)
             j = rng.integers(Dn - 1, size=n)
             return i, j + (j >= i)
+
         ia, ja = two(batch)
         ib, jb = two(batch)
         label_a = rng.integers(2, size=batch)
@@ -76,8 +81,9 @@ class TaskSampler:
         return TaskBatch(x=x, y=y, classes=np.stack([ca, cb], axis=1), query_class=query_is_b)
 
 
-def ood_sequences(train_images: dict, test_images: dict, dataset: str, labels: np.ndarray,
-                  positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def ood_sequences(
+    train_images: dict, test_images: dict, dataset: str, labels: np.ndarray, positions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """OOD 0-vs-1 sequences (MNIST or Fashion-MNIST), spec §5.2.
 
     train_images / test_images: {0: uint8 [n0, 32, 32], 1: uint8 [n1, 32, 32]} resized images of classes 0 and 1.
@@ -92,8 +98,10 @@ def ood_sequences(train_images: dict, test_images: dict, dataset: str, labels: n
     test = np.concatenate([test_images[0], test_images[1]])
     n = test.shape[0]
     if min(len(train_images[0]), len(train_images[1])) < n:
-        raise ValueError(f"ood_sequences: need >= {n} training images of each class, got "
-                         f"{len(train_images[0])} and {len(train_images[1])}")
+        raise ValueError(
+            f"ood_sequences: need >= {n} training images of each class, got "
+            f"{len(train_images[0])} and {len(train_images[1])}"
+        )
     y = np.concatenate([-np.ones(len(test_images[0])), np.ones(len(test_images[1]))]).astype(np.float32)
     toks = image_tokens(np.stack([train_images[0][:n], train_images[1][:n], test]), dataset)
     x = assemble_sequences(toks[0], toks[1], toks[2], np.zeros(n, dtype=np.int64), labels, positions)
@@ -108,6 +116,8 @@ def balanced_subset(y: np.ndarray, n: int) -> np.ndarray:
     pos = np.flatnonzero(y > 0)[: n // 2]
     neg = np.flatnonzero(y < 0)[: n // 2]
     if len(pos) < n // 2 or len(neg) < n // 2:
-        raise ValueError(f"balanced_subset: asked for {n // 2} per label, have {int((y > 0).sum())} positive and "
-                         f"{int((y < 0).sum())} negative examples")
+        raise ValueError(
+            f"balanced_subset: asked for {n // 2} per label, have {int((y > 0).sum())} positive and "
+            f"{int((y < 0).sum())} negative examples"
+        )
     return np.concatenate([pos, neg])

@@ -35,8 +35,9 @@ def heads_from_export(export: dict) -> list[dict]:
 def attentioned_sets(export: dict, chunk: int = 100) -> dict[str, np.ndarray]:
     """xi of the training set and of every test set: {"train": [P, H_tot, D], "omniglot": ..., ...} (float64)."""
     heads = heads_from_export(export)
-    out = {"train": attentioned_inputs_from_heads(np.asarray(export["x_train"], np.float64), heads, "mean",
-                                                  chunk=chunk)}
+    out = {
+        "train": attentioned_inputs_from_heads(np.asarray(export["x_train"], np.float64), heads, "mean", chunk=chunk)
+    }
     for s in TEST_SETS:
         out[s] = attentioned_inputs_from_heads(np.asarray(export[f"x_{s}"], np.float64), heads, "mean", chunk=chunk)
     return out
@@ -45,12 +46,22 @@ def attentioned_sets(export: dict, chunk: int = 100) -> dict[str, np.ndarray]:
 def set_accuracies(U: np.ndarray, xi: dict, export: dict, temperature: float) -> dict[str, float]:
     """Mean-predictor accuracy on every test set at order parameter U [H_tot, H_tot] and temperature T."""
     y = np.asarray(export["y_train"], np.float64)
-    return {s: accuracy(predictor(U, xi["train"], y, xi[s], temperature), np.asarray(export[f"y_{s}"], np.float64))
-            for s in TEST_SETS}
+    return {
+        s: accuracy(predictor(U, xi["train"], y, xi[s], temperature), np.asarray(export[f"y_{s}"], np.float64))
+        for s in TEST_SETS
+    }
 
 
-def run_grid(export: dict, xi: dict, widths, temperatures, tol: float = 1e-5, max_steps: int = 3000,
-             warm_start: bool = True, progress=None) -> list[dict]:
+def run_grid(
+    export: dict,
+    xi: dict,
+    widths,
+    temperatures,
+    tol: float = 1e-5,
+    max_steps: int = 3000,
+    warm_start: bool = True,
+    progress=None,
+) -> list[dict]:
     """Minimise the action on every (N, T); returns one record per run (grid order: widths outer, T inner).
 
     Minimiser: :func:`smattn.p1.minimise_bfgs.minimise_action_bfgs` (closed-form energy gradient, BFGS on
@@ -71,14 +82,21 @@ def run_grid(export: dict, xi: dict, widths, temperatures, tol: float = 1e-5, ma
         for T in sorted((float(t) for t in temperatures), reverse=True):
             t0 = time.perf_counter()
             prob = ActionProblem(Architecture.equal_width(heads, float(N)), gram, y, float(T))
-            res, H = minimise_action_bfgs(prob, tol=tol, max_steps=max_steps, init=init, hinv=hinv,
-                                          return_hinv=True)
+            res, H = minimise_action_bfgs(prob, tol=tol, max_steps=max_steps, init=init, hinv=hinv, return_hinv=True)
             if not res.converged:
-                raise RuntimeError(f"theory run N={N}, T={T} did not converge: g_max={res.g_max:.3g} after "
-                                   f"{res.steps} steps (tol {tol})")
-            rec = {"N": float(N), "T": float(T), "U": res.U, "summary": res.summary(),
-                   "acc": set_accuracies(res.U, xi, export, float(T)), "seconds": time.perf_counter() - t0,
-                   "init": "gp" if init is None else "warm"}
+                raise RuntimeError(
+                    f"theory run N={N}, T={T} did not converge: g_max={res.g_max:.3g} after "
+                    f"{res.steps} steps (tol {tol})"
+                )
+            rec = {
+                "N": float(N),
+                "T": float(T),
+                "U": res.U,
+                "summary": res.summary(),
+                "acc": set_accuracies(res.U, xi, export, float(T)),
+                "seconds": time.perf_counter() - t0,
+                "init": "gp" if init is None else "warm",
+            }
             by_key[(float(N), float(T))] = rec
             if progress:
                 progress(rec)

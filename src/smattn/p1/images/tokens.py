@@ -122,8 +122,14 @@ def label_vectors(seed: int, dim: int = TOKEN_DIM) -> np.ndarray:
     return torch.randn(3, dim, generator=g, dtype=torch.float32).numpy()
 
 
-def assemble_sequences(tok_a: np.ndarray, tok_b: np.ndarray, tok_q: np.ndarray, label_a: np.ndarray,
-                       labels: np.ndarray, positions: np.ndarray) -> np.ndarray:
+def assemble_sequences(
+    tok_a: np.ndarray,
+    tok_b: np.ndarray,
+    tok_q: np.ndarray,
+    label_a: np.ndarray,
+    labels: np.ndarray,
+    positions: np.ndarray,
+) -> np.ndarray:
     """Build x_0 for a batch of tasks.
 
     tok_a, tok_b, tok_q: [B, 16, 192] patch tokens of the two context images and the query.
@@ -134,9 +140,14 @@ def assemble_sequences(tok_a: np.ndarray, tok_b: np.ndarray, tok_q: np.ndarray, 
     label_a = np.asarray(label_a, dtype=np.int64)
     if not np.all((label_a == 0) | (label_a == 1)):
         raise ValueError("assemble_sequences: label_a must contain only 0 and 1")
-    x = np.concatenate([tok_a + labels[label_a][:, None, :],
-                        tok_b + labels[1 - label_a][:, None, :],
-                        tok_q + labels[2][None, None, :]], axis=1)
+    x = np.concatenate(
+        [
+            tok_a + labels[label_a][:, None, :],
+            tok_b + labels[1 - label_a][:, None, :],
+            tok_q + labels[2][None, None, :],
+        ],
+        axis=1,
+    )
     if x.shape[1:] != positions.shape:
         raise ValueError(f"assemble_sequences: sequence shape {x.shape[1:]} != positions {positions.shape}")
     return (x + positions[None]).astype(np.float32)

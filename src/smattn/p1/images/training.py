@@ -70,8 +70,20 @@ def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
     """TrainConfig of an L = n_layers, H = n_heads model with the paper-scale ``gd_*`` values of config.yaml, then
     ``overrides`` (field names). The paper's value-weight gain is 1 for every model."""
     p = scale_params("p1_images", "paper")
-    keys = ("width", "qk_dim", "epochs", "tasks_per_epoch", "batch", "lr", "weight_decay", "val_every", "n_val",
-            "ckpt_every", "seed", "max_steps")
+    keys = (
+        "width",
+        "qk_dim",
+        "epochs",
+        "tasks_per_epoch",
+        "batch",
+        "lr",
+        "weight_decay",
+        "val_every",
+        "n_val",
+        "ckpt_every",
+        "seed",
+        "max_steps",
+    )
     kw = {k: p[f"gd_{k}"] for k in keys}
     return TrainConfig(**{"n_layers": n_layers, "n_heads": n_heads, **kw, **overrides})
 
@@ -103,7 +115,7 @@ def predict(model: nn.Module, x: np.ndarray | torch.Tensor, batch: int = 512, de
     model.eval()
     out = []
     for i in range(0, len(x), batch):
-        xb = torch.as_tensor(np.asarray(x[i:i + batch]), dtype=torch.float32, device=device)
+        xb = torch.as_tensor(np.asarray(x[i : i + batch]), dtype=torch.float32, device=device)
         out.append(model(xb).double().cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0)
 
@@ -136,8 +148,16 @@ def model_from_checkpoint(ckpt: dict, which: str = "best_model") -> AttentionPat
     return model
 
 
-def train(cfg: TrainConfig, train_sampler: TaskSampler, val_x: np.ndarray, val_y: np.ndarray,
-          checkpoint: str | os.PathLike, device=None, progress: bool = True, stop_after: int | None = None) -> dict:
+def train(
+    cfg: TrainConfig,
+    train_sampler: TaskSampler,
+    val_x: np.ndarray,
+    val_y: np.ndarray,
+    checkpoint: str | os.PathLike,
+    device=None,
+    progress: bool = True,
+    stop_after: int | None = None,
+) -> dict:
     """Train (or resume) and return the final checkpoint dict.
 
     train_sampler: tasks of the training classes; val_x [n_val, 48, 192], val_y [n_val]: the fixed validation set.
@@ -150,36 +170,66 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val_x: np.ndarray, val_y
     ckpt_path = Path(checkpoint)
     model = build_model(cfg).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
-    state = {"step": 0, "best_val_acc": -1.0, "best_step": -1, "best_model": None,
-             "history": {"step": [], "loss": [], "val_acc": [], "val_step": [], "wall_s": [], "session_steps": [],
-                         "session_seconds": []}}
+    state = {
+        "step": 0,
+        "best_val_acc": -1.0,
+        "best_step": -1,
+        "best_model": None,
+        "history": {
+            "step": [],
+            "loss": [],
+            "val_acc": [],
+            "val_step": [],
+            "wall_s": [],
+            "session_steps": [],
+            "session_seconds": [],
+        },
+    }
     if ckpt_path.exists():
         ck = load_checkpoint(ckpt_path, map_location=device)
         if ck["hparams"] != model.hparams():
             raise ValueError(f"checkpoint {ckpt_path} has model {ck['hparams']}, config asks for {model.hparams()}")
         if ck["config"]["seed"] != cfg.seed or ck["config"]["batch"] != cfg.batch:
-            raise ValueError(f"checkpoint {ckpt_path} was trained with seed/batch {ck['config']['seed']}/"
-                             f"{ck['config']['batch']}, config asks for {cfg.seed}/{cfg.batch}")
+            raise ValueError(
+                f"checkpoint {ckpt_path} was trained with seed/batch {ck['config']['seed']}/"
+                f"{ck['config']['batch']}, config asks for {cfg.seed}/{cfg.batch}"
+            )
         ck_gain = float(ck["config"].get("value_init_gain", 1.0))  # states written before the key existed: 1
         if ck_gain != float(cfg.value_init_gain):
-            raise ValueError(f"checkpoint {ckpt_path} was initialised with value_init_gain {ck_gain}, config asks "
-                             f"for {cfg.value_init_gain}")
+            raise ValueError(
+                f"checkpoint {ckpt_path} was initialised with value_init_gain {ck_gain}, config asks "
+                f"for {cfg.value_init_gain}"
+            )
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
-        state.update(step=int(ck["step"]), best_val_acc=float(ck["best_val_acc"]), best_step=int(ck["best_step"]),
-                     best_model=ck["best_model"], history={k: list(ck["history"].get(k, [])) for k in state["history"]})
-        print(f"[train] resumed from {ckpt_path} at step {state['step']} (best val acc {state['best_val_acc']:.4f})",
-              flush=True)
+        state.update(
+            step=int(ck["step"]),
+            best_val_acc=float(ck["best_val_acc"]),
+            best_step=int(ck["best_step"]),
+            best_model=ck["best_model"],
+            history={k: list(ck["history"].get(k, [])) for k in state["history"]},
+        )
+        print(
+            f"[train] resumed from {ckpt_path} at step {state['step']} (best val acc {state['best_val_acc']:.4f})",
+            flush=True,
+        )
 
     total = cfg.total_steps
     loss_fn = nn.MSELoss()
 
     def snapshot(done: bool) -> dict:
-        return {"hparams": model.hparams(), "step": state["step"],
-                "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-                "optimizer": opt.state_dict(), "best_model": state["best_model"],
-                "best_val_acc": state["best_val_acc"], "best_step": state["best_step"],
-                "history": state["history"], "config": asdict(cfg), "done": done}
+        return {
+            "hparams": model.hparams(),
+            "step": state["step"],
+            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            "optimizer": opt.state_dict(),
+            "best_model": state["best_model"],
+            "best_val_acc": state["best_val_acc"],
+            "best_step": state["best_step"],
+            "history": state["history"],
+            "config": asdict(cfg),
+            "done": done,
+        }
 
     def validate():
         acc = accuracy(predict(model, val_x, device=device), val_y)
@@ -187,13 +237,23 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val_x: np.ndarray, val_y
         state["history"]["val_acc"].append(acc)
         state["history"]["val_step"].append(state["step"])
         if acc > state["best_val_acc"]:
-            state.update(best_val_acc=acc, best_step=state["step"],
-                         best_model={k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+            state.update(
+                best_val_acc=acc,
+                best_step=state["step"],
+                best_model={k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            )
         return acc
 
     model.train()
-    bar = tqdm(total=total, initial=state["step"], desc="train", unit="step", disable=not progress,
-               mininterval=5.0, dynamic_ncols=True)
+    bar = tqdm(
+        total=total,
+        initial=state["step"],
+        desc="train",
+        unit="step",
+        disable=not progress,
+        mininterval=5.0,
+        dynamic_ncols=True,
+    )
     start_step, t0 = state["step"], time.time()
     last_val = state["history"]["val_acc"][-1] if state["history"]["val_acc"] else float("nan")
     while state["step"] < total:
@@ -232,6 +292,9 @@ def train(cfg: TrainConfig, train_sampler: TaskSampler, val_x: np.ndarray, val_y
     _save_atomic(final, ckpt_path)
     elapsed = time.time() - t0
     n = state["step"] - start_step
-    print(f"[train] {n} steps in {elapsed:.1f} s ({n / max(elapsed, 1e-9):.2f} steps/s); best val acc "
-          f"{state['best_val_acc']:.4f} at step {state['best_step']}", flush=True)
+    print(
+        f"[train] {n} steps in {elapsed:.1f} s ({n / max(elapsed, 1e-9):.2f} steps/s); best val acc "
+        f"{state['best_val_acc']:.4f} at step {state['best_step']}",
+        flush=True,
+    )
     return final

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -342,8 +342,10 @@ def train_sgd(cfg: SGDConfig, progress: Callable[[str], None] | None = print, da
             test_err.append(np.asarray(test_error(V)))
         if progress is not None:
             C = rec[-1, -1, :, :, 0] / np.sqrt(rec[-1, -1, :, :, 1])
-            progress(f"[sgd] epoch {done}/{cfg.epochs}  {time.perf_counter() - t0:.1f} s  "
-                     f"mean |C1|={np.abs(C[:, 0]).mean():.3f} |C2|={np.abs(C[:, 1]).mean():.3f}")
+            progress(
+                f"[sgd] epoch {done}/{cfg.epochs}  {time.perf_counter() - t0:.1f} s  "
+                f"mean |C1|={np.abs(C[:, 0]).mean():.3f} |C2|={np.abs(C[:, 1]).mean():.3f}"
+            )
     wall = time.perf_counter() - t0
     rec = np.concatenate(recs)  # (epochs, nb, R, 2, 2)
     rec = rec.reshape(-1, R, 2, 2).transpose(1, 0, 2, 3)  # (R, records, layer, [m, q])

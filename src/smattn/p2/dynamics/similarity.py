@@ -71,8 +71,9 @@ class GramRecorder:
         self.n_steps, self.n_layers, self.h = int(n_steps), int(n_layers), int(h)
         self.size = self.h * (self.h + 1) // 2
         self._iu = np.triu_indices(self.h)
-        self._mm = np.lib.format.open_memmap(self.path, mode="w+", dtype=np.float32,
-                                             shape=(self.n_steps, self.n_layers, self.size))
+        self._mm = np.lib.format.open_memmap(
+            self.path, mode="w+", dtype=np.float32, shape=(self.n_steps, self.n_layers, self.size)
+        )
         self._filled = np.zeros(self.n_steps, bool)
 
     def record(self, step: int, grams) -> None:
@@ -82,7 +83,9 @@ class GramRecorder:
             grams = grams.detach().cpu().numpy()
         grams = np.asarray(grams)
         if grams.shape != (self.n_layers, self.h, self.h):
-            raise ValueError(f"GramRecorder.record: expected shape {(self.n_layers, self.h, self.h)}, got {grams.shape}")
+            raise ValueError(
+                f"GramRecorder.record: expected shape {(self.n_layers, self.h, self.h)}, got {grams.shape}"
+            )
         self._mm[step] = grams[:, self._iu[0], self._iu[1]]
         self._filled[step] = True
 
@@ -96,10 +99,10 @@ class GramRecorder:
         norm_f = np.sqrt(np.einsum("ls,ls,s->l", final, final, w))
         out = np.empty((self.n_layers, self.n_steps))
         for a in range(0, self.n_steps, chunk):
-            block = self._mm[a:a + chunk].astype(np.float64)  # (c, L, size)
+            block = self._mm[a : a + chunk].astype(np.float64)  # (c, L, size)
             num = np.einsum("cls,ls,s->lc", block, final, w)
             norm = np.sqrt(np.einsum("cls,cls,s->lc", block, block, w))
-            out[:, a:a + chunk] = num / (norm * norm_f[:, None])
+            out[:, a : a + chunk] = num / (norm * norm_f[:, None])
         return out
 
     def close(self) -> None:

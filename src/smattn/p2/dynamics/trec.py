@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -28,8 +28,16 @@ from smattn.settings import Settings, scale_params, setting
 
 from .similarity import GramRecorder
 
-__all__ = ["TRECConfig", "paper_trec_config", "encode_questions", "split_indices", "chunk_padded_lengths", "collate",
-           "train_trec_run", "steps_per_epoch"]
+__all__ = [
+    "TRECConfig",
+    "paper_trec_config",
+    "encode_questions",
+    "split_indices",
+    "chunk_padded_lengths",
+    "collate",
+    "train_trec_run",
+    "steps_per_epoch",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,7 +91,7 @@ def split_indices(n: int, val_fraction: float, rng: np.random.Generator) -> tupl
     if not 0 < n_val < n:
         raise ValueError(f"split_indices: {n} examples cannot be split with val_fraction={val_fraction}")
     perm = rng.permutation(n)
-    return perm[: n - n_val], perm[n - n_val:]
+    return perm[: n - n_val], perm[n - n_val :]
 
 
 def chunk_padded_lengths(lengths: Sequence[int], chunk: int) -> np.ndarray:
@@ -96,7 +104,7 @@ def chunk_padded_lengths(lengths: Sequence[int], chunk: int) -> np.ndarray:
         return lengths.copy()
     out = np.empty_like(lengths)
     for a in range(0, len(lengths), chunk):
-        out[a:a + chunk] = lengths[a:a + chunk].max()
+        out[a : a + chunk] = lengths[a : a + chunk].max()
     return out
 
 
@@ -124,7 +132,7 @@ def steps_per_epoch(n_questions: int, cfg: TRECConfig) -> int:
 
 def _batches(order: np.ndarray, batch_size: int):
     for a in range(0, len(order), batch_size):
-        yield order[a:a + batch_size]
+        yield order[a : a + batch_size]
 
 
 def _adamw(params, cfg: TRECConfig):
@@ -140,9 +148,16 @@ def _adamw(params, cfg: TRECConfig):
         return torch.optim.AdamW(params, **kw)
 
 
-def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECConfig, rep: int,
-                   workdir: str | Path, device=None, vocab_size: int = 30522,
-                   progress: Callable[[str], None] | None = print) -> dict:
+def train_trec_run(
+    ids: Sequence[Sequence[int]],
+    labels: np.ndarray,
+    cfg: TRECConfig,
+    rep: int,
+    workdir: str | Path,
+    device=None,
+    vocab_size: int = 30522,
+    progress: Callable[[str], None] | None = print,
+) -> dict:
     """One repetition: split, train, record; returns the similarity trajectories and the training record.
 
     ids: n id lists, labels (n,) in [0, n_classes). Returns a dict with ``similarity`` (n_layers, steps) float64,
@@ -170,9 +185,15 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
     pad_of.update(zip(va.tolist(), va_len.tolist()))
 
     gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
-    model = TiedAttentionClassifier(vocab_size=vocab_size, embed_dim=cfg.embed_dim, hidden_dim=cfg.hidden_dim,
-                                    n_classes=n_classes, attn_init_std=cfg.attn_init_std,
-                                    use_attention_mask=cfg.use_attention_mask, generator=gen).to(device)
+    model = TiedAttentionClassifier(
+        vocab_size=vocab_size,
+        embed_dim=cfg.embed_dim,
+        hidden_dim=cfg.hidden_dim,
+        n_classes=n_classes,
+        attn_init_std=cfg.attn_init_std,
+        use_attention_mask=cfg.use_attention_mask,
+        generator=gen,
+    ).to(device)
     opt = _adamw(model.parameters(), cfg)
     loss_fn = torch.nn.CrossEntropyLoss()
     spe = -(-len(tr) // cfg.batch_size)
@@ -209,12 +230,22 @@ def train_trec_run(ids: Sequence[Sequence[int]], labels: np.ndarray, cfg: TRECCo
                     pred = model(x.to(device), m.to(device)).argmax(-1).cpu().numpy()
                     correct += int((pred == labels[b]).sum())
             val_acc[epoch] = correct / len(va)
-            if not np.isfinite(train_loss[step - spe:step]).all():
+            if not np.isfinite(train_loss[step - spe : step]).all():
                 raise FloatingPointError(f"TREC run {rep}: non-finite training loss in epoch {epoch + 1}")
             if progress is not None:
-                progress(f"[trec] rep {rep} epoch {epoch + 1}/{cfg.epochs}  loss {train_loss[step - spe:step].mean():.4f}"
-                         f"  val acc {val_acc[epoch]:.4f}  {time.perf_counter() - t0:.1f} s")
+                progress(
+                    f"[trec] rep {rep} epoch {epoch + 1}/{cfg.epochs}  loss {train_loss[step - spe : step].mean():.4f}"
+                    f"  val acc {val_acc[epoch]:.4f}  {time.perf_counter() - t0:.1f} s"
+                )
         wall = time.perf_counter() - t0
         sim = rec.similarity_to_final()
-    return {"similarity": sim, "val_accuracy": val_acc, "train_loss": train_loss, "steps_per_epoch": spe,
-            "wall_s": wall, "n_train": len(tr), "n_val": len(va), "n_steps": n_steps}
+    return {
+        "similarity": sim,
+        "val_accuracy": val_acc,
+        "train_loss": train_loss,
+        "steps_per_epoch": spe,
+        "wall_s": wall,
+        "n_train": len(tr),
+        "n_val": len(va),
+        "n_steps": n_steps,
+    }

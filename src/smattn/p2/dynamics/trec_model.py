@@ -21,12 +21,25 @@ __all__ = ["TiedAttentionClassifier"]
 
 
 class TiedAttentionClassifier(nn.Module):
-    def __init__(self, vocab_size: int = 30522, embed_dim: int = 128, hidden_dim: int = 64, n_classes: int = 6,
-                 n_layers: int = 2, attn_init_std: float = 0.1, use_attention_mask: bool = False,
-                 generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        vocab_size: int = 30522,
+        embed_dim: int = 128,
+        hidden_dim: int = 64,
+        n_classes: int = 6,
+        n_layers: int = 2,
+        attn_init_std: float = 0.1,
+        use_attention_mask: bool = False,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
-        for name, v in (("vocab_size", vocab_size), ("embed_dim", embed_dim), ("hidden_dim", hidden_dim),
-                        ("n_classes", n_classes), ("n_layers", n_layers)):
+        for name, v in (
+            ("vocab_size", vocab_size),
+            ("embed_dim", embed_dim),
+            ("hidden_dim", hidden_dim),
+            ("n_classes", n_classes),
+            ("n_layers", n_layers),
+        ):
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"TiedAttentionClassifier: {name} must be a positive integer, got {v!r}")
         self.use_attention_mask = bool(use_attention_mask)
@@ -56,8 +69,9 @@ class TiedAttentionClassifier(nn.Module):
             if attention_mask is None:
                 raise ValueError("use_attention_mask=True needs an attention_mask")
             if attention_mask.shape != input_ids.shape:
-                raise ValueError(f"attention_mask shape {tuple(attention_mask.shape)} != input_ids shape "
-                                 f"{tuple(input_ids.shape)}")
+                raise ValueError(
+                    f"attention_mask shape {tuple(attention_mask.shape)} != input_ids shape {tuple(input_ids.shape)}"
+                )
             mask = attention_mask.to(torch.bool)
         for lin in self.attention:
             h = lin(x)  # (B, N, h)

@@ -3,6 +3,7 @@
 Slow (seconds per sample); it exists to check the fixed-grid denoiser (tests) and to time it against the
 authors' adaptive-quadrature approach (benchmarks).  Not used by any rule.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,9 @@ from .attention_link import (
 __all__ = ["adaptive_posterior_mean"]
 
 
-def adaptive_posterior_mean(ell, omega, V, c: float, *, half_width: float = 7.0, epsabs: float = 1.49e-8,
-                            epsrel: float = 1.49e-8):
+def adaptive_posterior_mean(
+    ell, omega, V, c: float, *, half_width: float = 7.0, epsabs: float = 1.49e-8, epsrel: float = 1.49e-8
+):
     """Posterior mean <Z> (2, 2) of one sample by adaptive dblquad over z1 in omega_1 ± half_width sqrt(V11).
 
     ell: (2,) observation logits; omega: (2, 2) (layers x tokens); V: (2, 2) SPD.  Integrates the normaliser and
@@ -42,8 +44,12 @@ def adaptive_posterior_mean(ell, omega, V, c: float, *, half_width: float = 7.0,
     lo, hi = omega[0] - half_width * sd, omega[0] + half_width * sd
 
     def integral(f):
-        return sum(integrate.dblquad(lambda b, a: f(*weighted(a, b, s)), lo[0], hi[0], lo[1], hi[1],
-                                     epsabs=epsabs, epsrel=epsrel)[0] for s in (1.0, -1.0))
+        return sum(
+            integrate.dblquad(
+                lambda b, a: f(*weighted(a, b, s)), lo[0], hi[0], lo[1], hi[1], epsabs=epsabs, epsrel=epsrel
+            )[0]
+            for s in (1.0, -1.0)
+        )
 
     norm = integral(lambda w, Z: w)
     return np.array([[integral(lambda w, Z, a=a, t=t: w * Z[a, t]) for t in range(2)] for a in range(2)]) / norm

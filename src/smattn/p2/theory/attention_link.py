@@ -7,14 +7,25 @@ Internally an observation is stored losslessly as its two *logits*
     ell = (ell1, ell2) = (a1 (a1 - a2), a2 (a2 - a1)) = (ln(1/y01 - 1), ln(1/y10 - 1)),
 which avoids the loss of precision of y01 -> 0 or 1 (the map y <-> ell is a bijection).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = [
-    "check_skip", "softmax_entries", "skip_matrix", "skip_matrix_det", "skip_matrix_inverse",
-    "last_preactivation", "link_logits", "logits_to_y", "y_to_logits", "preimage", "attention_output",
-    "apply_skip_matrix", "solve_softmax_layer",
+    "check_skip",
+    "softmax_entries",
+    "skip_matrix",
+    "skip_matrix_det",
+    "skip_matrix_inverse",
+    "last_preactivation",
+    "link_logits",
+    "logits_to_y",
+    "y_to_logits",
+    "preimage",
+    "attention_output",
+    "apply_skip_matrix",
+    "solve_softmax_layer",
 ]
 
 
@@ -152,6 +163,11 @@ def solve_softmax_layer(v, t, c):
         s = np.where(ok, s, 1.0)
         r = np.sqrt(s)
         w = np.stack([-la / r, lb / r], axis=-1)
-        logj = (np.log(2.0) + 2.0 * np.log(np.abs(np.where(ok, dv, 1.0)))
-                + np.log(ps * (1.0 - ps)) + np.log(qs * (1.0 - qs)) + np.log(s))
+        logj = (
+            np.log(2.0)
+            + 2.0 * np.log(np.abs(np.where(ok, dv, 1.0)))
+            + np.log(ps * (1.0 - ps))
+            + np.log(qs * (1.0 - qs))
+            + np.log(s)
+        )
     return w, logj, ok

@@ -19,6 +19,7 @@ g_out = V^{-1}(<Z> - omega) and its analytic Jacobian
     d g_out[a,t] / d omega[b,s] = [V^{-1} Cov(Z[:,t], Z[:,s]) V^{-1}]_{ab} - delta_ts (V^{-1})_{ab}
 come from the posterior moments (no finite differences).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from .quadrature import QuadratureSettings, gauss_hermite_grid
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation"]
 
-PRIOR_SHARE = 0.2        # "A*": mixture weight of the prior-centred grid
+PRIOR_SHARE = 0.2  # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
 
 
@@ -50,6 +51,7 @@ class ChannelMoments:
     channel partition function up to a sample-independent constant; ess: (n,) effective number of grid nodes
     (a small value flags an under-resolved posterior); method: "A" or "A*".
     """
+
     mean: np.ndarray
     cov: np.ndarray
     log_norm: np.ndarray
@@ -101,8 +103,10 @@ def _apply_Ainv(z, v, c):
     """A_c(z)^{-1} v and log det A_c(z) for z, v (..., 2)."""
     p, q = softmax_entries(z)
     i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
-    return (np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1),
-            np.log(skip_matrix_det(p, q, c)))
+    return (
+        np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1),
+        np.log(skip_matrix_det(p, q, c)),
+    )
 
 
 def _configurations(L, x, omega, sd, u, c):
@@ -115,7 +119,7 @@ def _configurations(L, x, omega, sd, u, c):
     G = u.shape[0]
     xe = x[:, None, :]
     if L == 2:
-        z1 = omega[:, None, 0, :] + sd[0] * u[None, :, :]                 # (n, G, 2)
+        z1 = omega[:, None, 0, :] + sd[0] * u[None, :, :]  # (n, G, 2)
         z2, logdet = _apply_Ainv(z1, np.broadcast_to(xe, z1.shape), c)
         Z = np.empty((n, 2, G, 2, 2))
         Z[:, 0, :, 0] = z1
@@ -145,7 +149,7 @@ def _dz2_dz1(z1, z2, c):
     dp = -(p * (1.0 - p))[..., None] * np.stack([2.0 * z1[..., 0] - z1[..., 1], -z1[..., 0]], axis=-1)
     dq = -(q * (1.0 - q))[..., None] * np.stack([-z1[..., 1], 2.0 * z1[..., 1] - z1[..., 0]], axis=-1)
     dz = z2[..., 1] - z2[..., 0]
-    M = np.stack([dz[..., None] * dp, -dz[..., None] * dq], axis=-2)       # d(A z2)/dz1 at fixed z2
+    M = np.stack([dz[..., None] * dp, -dz[..., None] * dq], axis=-2)  # d(A z2)/dz1 at fixed z2
     i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
     Ai = np.stack([np.stack([i00, i01], -1), np.stack([i10, i11], -1)], -2)
     return -np.einsum("...ij,...jk->...ik", Ai, M)
@@ -175,16 +179,15 @@ def _local_components(x, omega, V, c, inflate):
             z2, logdet = _apply_Ainv(z1, s * x, c)
             J = _dz2_dz1(z1, z2, c)
             H = np.einsum("...ji,...jk->...ik", J, J) / v21 + eye / V[0, 0]
-            S = np.linalg.inv(H) * inflate ** 2
+            S = np.linalg.inv(H) * inflate**2
             S = 0.5 * (S + np.swapaxes(S, -1, -2)) + 1e-12 * eye
             good = ok & np.all(np.isfinite(S), axis=(-1, -2))
             S = np.where(good[..., None, None], S, eye)
             means[:, k] = np.where(good[..., None], z1, 0.0)
             chol[:, k] = np.linalg.cholesky(S)
             valid[:, k] = good
-            D = np.stack([z1, z2], axis=1) - omega                                   # (n, 2 layers, 2)
-            lm = (-0.5 * np.einsum("nat,ab,nbt->n", D, P, D) - logdet
-                  + np.log(chol[:, k, 0, 0] * chol[:, k, 1, 1]))
+            D = np.stack([z1, z2], axis=1) - omega  # (n, 2 layers, 2)
+            lm = -0.5 * np.einsum("nat,ab,nbt->n", D, P, D) - logdet + np.log(chol[:, k, 0, 0] * chol[:, k, 1, 1])
             log_mass[:, k] = np.where(good & np.isfinite(lm), lm, -np.inf)
     return means, chol, valid, log_mass
 
@@ -213,7 +216,7 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     Gl = u_loc.shape[0]
     sd1 = np.sqrt(V[0, 0])
     means, chol, valid, log_mass = _local_components(x, omega, V, c, inflate)
-    comp_m = np.concatenate([omega[:, None, 0, :], means], axis=1)                    # (n, 5, 2)
+    comp_m = np.concatenate([omega[:, None, 0, :], means], axis=1)  # (n, 5, 2)
     comp_L = np.concatenate([np.broadcast_to(sd1 * np.eye(2), (n, 1, 2, 2)), chol], axis=1)
     comp_ok = np.concatenate([np.ones((n, 1), dtype=bool), valid], axis=1)
     # mixture weights that vary continuously with omega: the prior grid keeps PRIOR_SHARE, the modes share the rest
@@ -224,19 +227,19 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     rel = np.exp(log_mass - np.where(any_mode, mmax, 0.0))
     with np.errstate(divide="ignore"):
         log_share = np.log(rel / np.maximum(rel.sum(axis=1, keepdims=True), 1e-300))
-    log_pi = np.concatenate([np.where(any_mode, np.log(PRIOR_SHARE), 0.0),
-                             np.log1p(-PRIOR_SHARE) + log_share], axis=1)
+    log_pi = np.concatenate([np.where(any_mode, np.log(PRIOR_SHARE), 0.0), np.log1p(-PRIOR_SHARE) + log_share], axis=1)
     log_pi = np.where(comp_ok, log_pi, -np.inf)
-    z_prior = comp_m[:, 0, None, :] + sd1 * u[None, :, :]                              # (n, G, 2)
-    z_loc = means[:, :, None, :] + np.einsum("njab,kb->njka", chol, u_loc)              # (n, 4, Gl, 2)
-    z1 = np.concatenate([z_prior, z_loc.reshape(n, -1, 2)], axis=1)                     # (n, G + 4 Gl, 2)
+    z_prior = comp_m[:, 0, None, :] + sd1 * u[None, :, :]  # (n, G, 2)
+    z_loc = means[:, :, None, :] + np.einsum("njab,kb->njka", chol, u_loc)  # (n, 4, Gl, 2)
+    z1 = np.concatenate([z_prior, z_loc.reshape(n, -1, 2)], axis=1)  # (n, G + 4 Gl, 2)
     # log q_mix at every node
     lq = np.stack([_log_gauss2(z1, comp_m[:, j, None, :], comp_L[:, j, None]) for j in range(5)], axis=-1)
     lq = lq + log_pi[:, None, :]
     lqmax = np.max(lq, axis=-1, keepdims=True)
     log_qmix = (lqmax + np.log(np.sum(np.exp(lq - lqmax), axis=-1, keepdims=True)))[..., 0]
-    node_lw = (np.concatenate([lw, np.tile(lw_loc, 4)])[None, :]
-               + np.concatenate([np.repeat(log_pi[:, :1], G, axis=1), np.repeat(log_pi[:, 1:], Gl, axis=1)], axis=1))
+    node_lw = np.concatenate([lw, np.tile(lw_loc, 4)])[None, :] + np.concatenate(
+        [np.repeat(log_pi[:, :1], G, axis=1), np.repeat(log_pi[:, 1:], Gl, axis=1)], axis=1
+    )
     z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
     K = z1.shape[1]
     Z = np.empty((n, 2, K, 2, 2))
@@ -244,7 +247,7 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     Z[:, 1, :, 0] = z1
     Z[:, 0, :, 1] = z2
     Z[:, 1, :, 1] = -z2
-    off = node_lw - log_qmix - logdet                                                   # (n, K)
+    off = node_lw - log_qmix - logdet  # (n, K)
     off = np.where(np.isfinite(off), off, -np.inf)
     return Z.reshape(n, -1, 2, 2), np.concatenate([off, off], axis=1)
 
@@ -288,7 +291,7 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = Quadra
         else:
             Z, logj = _configurations(L, x[sl], omega[sl], sd, u, c)
             off = lwp_b[None, :] - logj
-        D = Z - omega[sl, None, :, :]                                        # (m, K, L, 2)
+        D = Z - omega[sl, None, :, :]  # (m, K, L, 2)
         quad = np.zeros(D.shape[:2])
         for a in range(L):
             for b in range(a, L):
@@ -299,8 +302,10 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = Quadra
         mx = np.max(logw, axis=1, keepdims=True)
         if not np.all(np.isfinite(mx)):
             bad = int(np.sum(~np.isfinite(mx)))
-            raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
-                                     "increase n1d or use the other parametrisation")
+            raise FloatingPointError(
+                f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
+                "increase n1d or use the other parametrisation"
+            )
         w = np.exp(logw - mx)
         tot = w.sum(axis=1, keepdims=True)
         w /= tot

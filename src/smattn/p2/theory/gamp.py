@@ -3,6 +3,7 @@
 API for other groups: run_gamp(d, alpha, n_iter, seed, damping, ...) -> GampResult with per-iteration
 M (iters, p, p) = W_hat W^T / d, Q (iters, p, p) = W_hat W_hat^T / d and the plug-in test error (iters,).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ class GampResult:
     plug-in error E||g(W x) - g(W_hat x)||_F^2 on fresh samples; delta: (n_iter,) ||M^t - M^{t-1}||_F;
     A: (n_iter, p, p); min_ess: (n_iter,) smallest effective node count of the denoiser; W_hat, W (p, d).
     """
+
     M: np.ndarray
     Q: np.ndarray
     test_error: np.ndarray
@@ -43,9 +45,20 @@ def make_data(W, n, rng, c):
     return X, link_logits(Z, c), Z
 
 
-def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float = 0.8, c: float = 1.0,
-             L: int = 2, lam: float = 0.0, n_test: int = 1000, v_reg: float = 1e-3,
-             quad: QuadratureSettings = QuadratureSettings()) -> GampResult:
+def run_gamp(
+    d: int,
+    alpha: float,
+    n_iter: int,
+    seed: int = 0,
+    *,
+    damping: float = 0.8,
+    c: float = 1.0,
+    L: int = 2,
+    lam: float = 0.0,
+    n_test: int = 1000,
+    v_reg: float = 1e-3,
+    quad: QuadratureSettings = QuadratureSettings(),
+) -> GampResult:
     """Run GAMP on synthetic data of dimension d with n = floor(alpha d) samples.
 
     damping: weight of the new iterate (reference 0.8); lam: side-information strength (S = sqrt(lam) W + noise);
@@ -90,6 +103,13 @@ def run_gamp(d: int, alpha: float, n_iter: int, seed: int = 0, *, damping: float
         rec["A"].append(A)
         rec["ess"].append(float(mom.ess.min()))
         M_prev = M
-    return GampResult(M=np.array(rec["M"]), Q=np.array(rec["Q"]), test_error=np.array(rec["err"]),
-                      delta=np.array(rec["delta"]), A=np.array(rec["A"]), min_ess=np.array(rec["ess"]),
-                      W_hat=W_hat, W=W)
+    return GampResult(
+        M=np.array(rec["M"]),
+        Q=np.array(rec["Q"]),
+        test_error=np.array(rec["err"]),
+        delta=np.array(rec["delta"]),
+        A=np.array(rec["A"]),
+        min_ess=np.array(rec["ess"]),
+        W_hat=W_hat,
+        W=W,
+    )

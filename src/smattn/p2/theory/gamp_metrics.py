@@ -3,6 +3,7 @@
 Metric of layer k after iteration t: ``C_k(t) = |M^t_kk| / sqrt(Q^t_kk)`` (not divided by the teacher norm, as the
 authors plot it). Iterations are counted from 1 (state after the first update).
 """
+
 from __future__ import annotations
 
 import numpy as np

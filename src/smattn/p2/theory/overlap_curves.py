@@ -7,6 +7,7 @@ Every point carries its convergence record (iterations, residual, converged, how
 iterations use Anderson mixing by default (accelerate=True; state_evolution), which reaches the same fixed point in
 fewer denoiser calls.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,9 +19,22 @@ from .thresholds import alpha_first, alpha_last, phase_two_curve
 __all__ = ["l2_overlap_curve", "se_sweep", "clamped_first_layer"]
 
 
-def l2_overlap_curve(alphas, c: float = 1.0, quad: QuadratureSettings = QuadratureSettings(), *, q_grid,
-                     n_k: int = 4000, n_curve: int = 2000, n_se: int = 1000, seed: int = 0, v_reg: float = 0.0,
-                     damping: float = 0.8, tol: float = 1e-4, max_iter: int = 150, accelerate: bool = True) -> dict:
+def l2_overlap_curve(
+    alphas,
+    c: float = 1.0,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    q_grid,
+    n_k: int = 4000,
+    n_curve: int = 2000,
+    n_se: int = 1000,
+    seed: int = 0,
+    v_reg: float = 0.0,
+    damping: float = 0.8,
+    tol: float = 1e-4,
+    max_iter: int = 150,
+    accelerate: bool = True,
+) -> dict:
     """Q11, Q22 on an alpha grid (two-layer target, skip c).
 
     alphas: (m,) sample complexities (>= 0); q_grid: q2 values of the explicit phase-II branch.
@@ -62,23 +76,55 @@ def l2_overlap_curve(alphas, c: float = 1.0, quad: QuadratureSettings = Quadratu
         # above alpha_first (or where the explicit branch is not single-valued): SE iterations
         q2_start = np.interp(a, a_curve, q_curve) if Q_prev is None else Q_prev[1, 1]
         q1_start = 0.05 if Q_prev is None else max(Q_prev[0, 0], 0.05)
-        res = state_evolution(a, c, 2, draws=draws, damping=damping, q0=np.diag([q1_start, q2_start]), tol=tol,
-                              max_iter=max_iter, diagonal=True, v_reg=v_reg, accelerate=accelerate, quad=quad)
+        res = state_evolution(
+            a,
+            c,
+            2,
+            draws=draws,
+            damping=damping,
+            q0=np.diag([q1_start, q2_start]),
+            tol=tol,
+            max_iter=max_iter,
+            diagonal=True,
+            v_reg=v_reg,
+            accelerate=accelerate,
+            quad=quad,
+        )
         Q_prev = res.Q
         out["q11"][i], out["q22"][i] = res.Q[0, 0], res.Q[1, 1]
         out["iterations"][i], out["residual"][i] = res.iterations, res.residual
         out["converged"][i] = res.converged
         out["how"][i] = 2
         out["min_ess"][i] = res.min_ess
-    out.update(alpha=alphas, alpha_last=last["alpha"], alpha_last_se=last["alpha_se"], K=last["K"],
-               alpha_first=first["alpha"], q2_at_first=first["q2"], curve=curve, curve_monotone=monotone,
-               curve_monotone_violation=monotone_violation)
+    out.update(
+        alpha=alphas,
+        alpha_last=last["alpha"],
+        alpha_last_se=last["alpha_se"],
+        K=last["K"],
+        alpha_first=first["alpha"],
+        q2_at_first=first["q2"],
+        curve=curve,
+        curve_monotone=monotone,
+        curve_monotone_violation=monotone_violation,
+    )
     return out
 
 
-def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int,
-             seed: int = 0, damping: float = 0.6, tol: float = 1e-4, max_iter: int = 100, warm_start: bool = True,
-             v_reg: float = 0.0, accelerate: bool = True) -> dict:
+def se_sweep(
+    alphas,
+    c: float,
+    L: int,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    n_samples: int,
+    seed: int = 0,
+    damping: float = 0.6,
+    tol: float = 1e-4,
+    max_iter: int = 100,
+    warm_start: bool = True,
+    v_reg: float = 0.0,
+    accelerate: bool = True,
+) -> dict:
     """Damped SE at each alpha (increasing order), from Q0 = 0.05 I or warm-started from the previous alpha.
 
     Returns dict with alpha (m,), Q (m, L, L), iterations, residual, converged, min_ess.
@@ -94,16 +140,39 @@ def se_sweep(alphas, c: float, L: int, quad: QuadratureSettings = QuadratureSett
     Q_prev = None
     for i in order:
         q0 = 0.05 if (Q_prev is None or not warm_start) else np.maximum(Q_prev, 0.05 * np.eye(L)) * np.eye(L)
-        r = state_evolution(alphas[i], c, L, draws=draws, damping=damping, q0=q0, tol=tol, max_iter=max_iter,
-                            diagonal=True, v_reg=v_reg, accelerate=accelerate, quad=quad)
+        r = state_evolution(
+            alphas[i],
+            c,
+            L,
+            draws=draws,
+            damping=damping,
+            q0=q0,
+            tol=tol,
+            max_iter=max_iter,
+            diagonal=True,
+            v_reg=v_reg,
+            accelerate=accelerate,
+            quad=quad,
+        )
         Qs[i], it[i], resid[i], conv[i], ess[i] = r.Q, r.iterations, r.residual, r.converged, r.min_ess
         Q_prev = r.Q
     return {"alpha": alphas, "Q": Qs, "iterations": it, "residual": resid, "converged": conv, "min_ess": ess}
 
 
-def clamped_first_layer(q22_values, alpha: float, c: float = 1.0, quad: QuadratureSettings = QuadratureSettings(),
-                        *, n_samples: int, seed: int = 0, damping: float = 0.8, tol: float = 1e-4,
-                        max_iter: int = 150, v_reg: float = 0.0, accelerate: bool = True) -> dict:
+def clamped_first_layer(
+    q22_values,
+    alpha: float,
+    c: float = 1.0,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    n_samples: int,
+    seed: int = 0,
+    damping: float = 0.8,
+    tol: float = 1e-4,
+    max_iter: int = 150,
+    v_reg: float = 0.0,
+    accelerate: bool = True,
+) -> dict:
     """Fig. 5 (App. E.2): Q11 at convergence of the SE when Q22 is held fixed at each given value."""
     q22_values = np.asarray(q22_values, dtype=np.float64)
     if np.any((q22_values < 0) | (q22_values >= 1)):
@@ -112,9 +181,21 @@ def clamped_first_layer(q22_values, alpha: float, c: float = 1.0, quad: Quadratu
     out = {k: np.zeros(len(q22_values)) for k in ("q11", "iterations", "residual", "min_ess")}
     out["converged"] = np.zeros(len(q22_values), dtype=bool)
     for i, q in enumerate(q22_values):
-        r = state_evolution(alpha, c, 2, draws=draws, damping=damping, q0=np.diag([0.05, q]), clamp={1: q},
-                            tol=tol, max_iter=max_iter, diagonal=True, v_reg=v_reg, accelerate=accelerate,
-                            quad=quad)
+        r = state_evolution(
+            alpha,
+            c,
+            2,
+            draws=draws,
+            damping=damping,
+            q0=np.diag([0.05, q]),
+            clamp={1: q},
+            tol=tol,
+            max_iter=max_iter,
+            diagonal=True,
+            v_reg=v_reg,
+            accelerate=accelerate,
+            quad=quad,
+        )
         out["q11"][i], out["iterations"][i], out["residual"][i] = r.Q[0, 0], r.iterations, r.residual
         out["converged"][i], out["min_ess"][i] = r.converged, r.min_ess
     out["q22"] = q22_values

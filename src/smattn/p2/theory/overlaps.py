@@ -1,4 +1,5 @@
 """Helpers on overlap matrices Q (L, L) shared by the state evolution and the prediction errors."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -4,9 +4,10 @@ recomputed hypotheses on how its first-layer column could have been obtained.
 Every number and every comparison in the note is computed from its inputs (the per-c threshold records and the
 authors' CSV), so the text cannot go stale when the computation changes.
 """
+
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -30,8 +31,9 @@ def _ratio_spread(num, den) -> str:
     return f"{r.min():.3f} to {r.max():.3f}" if r.size else "n/a"
 
 
-def phase_diagram_report(records: Sequence[Mapping], ref: Mapping, hyp: Mapping | None = None, *, scale: str,
-                         v_reg: float, q_max: float) -> str:
+def phase_diagram_report(
+    records: Sequence[Mapping], ref: Mapping, hyp: Mapping | None = None, *, scale: str, v_reg: float, q_max: float
+) -> str:
     """Markdown note comparing our thresholds with the authors' CSV and testing how its alpha1 could arise.
 
     records: one mapping per skip strength c as written by scripts/p2_theory_thresholds.py (keys c, alpha_last,
@@ -55,18 +57,29 @@ def phase_diagram_report(records: Sequence[Mapping], ref: Mapping, hyp: Mapping 
     csv1 = np.array([ref_map.get(float(x), (np.nan, np.nan))[0] for x in c])
     csv2 = np.array([ref_map.get(float(x), (np.nan, np.nan))[1] for x in c])
 
-    lines = ["# P2 phase diagram: our thresholds vs the authors' `alpha_critical.csv`", "",
-             (f"Scale: `{scale}`; alpha_first under the paper's definition: the self-consistent threshold with the "
-              f"reference code's regulariser v_reg = {v_reg:g} (phase-II branch scanned up to q2 = {q_max:g}); "
-              "variants: noiseless (v_reg = 0) and literal (last layer known exactly). alpha_last = 1/K22 at Q = 0. "
-              "Errors: randomised quasi-Monte-Carlo standard errors (spread of independent scramblings); `grid` is "
-              "the move of the threshold under a 1.5x finer quadrature on the same draws."), "",
-             ("| c | alpha_last | ± se | grid | CSV alpha2 | alpha_first | ± se | grid | q2 at alpha_first | "
-              "noiseless | ± se | literal | CSV alpha1 |"), "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# P2 phase diagram: our thresholds vs the authors' `alpha_critical.csv`",
+        "",
+        (
+            f"Scale: `{scale}`; alpha_first under the paper's definition: the self-consistent threshold with the "
+            f"reference code's regulariser v_reg = {v_reg:g} (phase-II branch scanned up to q2 = {q_max:g}); "
+            "variants: noiseless (v_reg = 0) and literal (last layer known exactly). alpha_last = 1/K22 at Q = 0. "
+            "Errors: randomised quasi-Monte-Carlo standard errors (spread of independent scramblings); `grid` is "
+            "the move of the threshold under a 1.5x finer quadrature on the same draws."
+        ),
+        "",
+        (
+            "| c | alpha_last | ± se | grid | CSV alpha2 | alpha_first | ± se | grid | q2 at alpha_first | "
+            "noiseless | ± se | literal | CSV alpha1 |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for i in range(len(rs)):
-        lines.append(f"| {c[i]:g} | {a_last[i]:.4f} | {a_last_se[i]:.4f} | {a_last_grid[i]:+.4f} | {csv2[i]:.4f} | "
-                     f"{a_first[i]:.4f} | {a_first_se[i]:.4f} | {a_first_grid[i]:+.4f} | {q_first[i]:.5f} | "
-                     f"{a_free[i]:.4f} | {a_free_se[i]:.4f} | {a_lit[i]:.4f} | {csv1[i]:.4f} |")
+        lines.append(
+            f"| {c[i]:g} | {a_last[i]:.4f} | {a_last_se[i]:.4f} | {a_last_grid[i]:+.4f} | {csv2[i]:.4f} | "
+            f"{a_first[i]:.4f} | {a_first_se[i]:.4f} | {a_first_grid[i]:+.4f} | {q_first[i]:.5f} | "
+            f"{a_free[i]:.4f} | {a_free_se[i]:.4f} | {a_lit[i]:.4f} | {csv1[i]:.4f} |"
+        )
 
     big = int(np.argmax(c))
     a2b = ref_map.get(float(c[big]), (np.nan, np.nan))[1]
@@ -77,17 +90,30 @@ def phase_diagram_report(records: Sequence[Mapping], ref: Mapping, hyp: Mapping 
     csv_a1 = np.array([ref_map[s][0] for s in csv_skip])
     k_max = int(np.argmax(csv_a1))
     fin = np.isfinite(a_first)
-    lines += ["", "## Last layer", "",
-              (f"Jensen's inequality bounds K_aa by E||z z^T - I||_F^2 = 6, so alpha_last >= 1/6 = {JENSEN_BOUND:.4f} "
-               f"at every c. Rows of the CSV with alpha2 below this bound: {_fmt_cs(csv_below)}. Our rows more than "
-               f"two standard errors below it: {_fmt_cs(ours_below)}. At c = {c[big]:g} the CSV's alpha2 = "
-               f"{a2b:.4f} = 1/{1 / a2b:.2f}, {a2b / a_last[big]:.2f} x ours ({a_last[big]:.4f}). Rows whose "
-               f"quadrature check moves alpha_last by more than max(2 se, 0.001): {_fmt_cs(grid_bad)} (the 1/det A_c "
-               "factor of the posterior is singular on z11 = z12 as c -> 0; there the grid error, not the "
-               "sampling error, limits the precision)."), ""]
-    lines += ["## First layer: which hypotheses reproduce the CSV's shape", "",
-              (f"The CSV's alpha1 rises to {csv_a1[k_max]:.4f} at c = {csv_skip[k_max]:g} and falls to "
-               f"{csv_a1[-1]:.4f} at c = {csv_skip[-1]:g}. Recomputed here:"), ""]
+    lines += [
+        "",
+        "## Last layer",
+        "",
+        (
+            f"Jensen's inequality bounds K_aa by E||z z^T - I||_F^2 = 6, so alpha_last >= 1/6 = {JENSEN_BOUND:.4f} "
+            f"at every c. Rows of the CSV with alpha2 below this bound: {_fmt_cs(csv_below)}. Our rows more than "
+            f"two standard errors below it: {_fmt_cs(ours_below)}. At c = {c[big]:g} the CSV's alpha2 = "
+            f"{a2b:.4f} = 1/{1 / a2b:.2f}, {a2b / a_last[big]:.2f} x ours ({a_last[big]:.4f}). Rows whose "
+            f"quadrature check moves alpha_last by more than max(2 se, 0.001): {_fmt_cs(grid_bad)} (the 1/det A_c "
+            "factor of the posterior is singular on z11 = z12 as c -> 0; there the grid error, not the "
+            "sampling error, limits the precision)."
+        ),
+        "",
+    ]
+    lines += [
+        "## First layer: which hypotheses reproduce the CSV's shape",
+        "",
+        (
+            f"The CSV's alpha1 rises to {csv_a1[k_max]:.4f} at c = {csv_skip[k_max]:g} and falls to "
+            f"{csv_a1[-1]:.4f} at c = {csv_skip[-1]:g}. Recomputed here:"
+        ),
+        "",
+    ]
     if fin.any():
         lo, hi = np.nanmin(a_first[fin]), np.nanmax(a_first[fin])
         lo0, hi0 = np.nanmin(a_free), np.nanmax(a_free)
@@ -97,23 +123,28 @@ def phase_diagram_report(records: Sequence[Mapping], ref: Mapping, hyp: Mapping 
             f"1. **Paper definition (regularised), exact SE.** alpha_first between {lo:.4f} and {hi:.4f} over the "
             f"computed c; from c = 1 to c = {c[k4]:g} it {trend} ({a_first[int(np.argmin(np.abs(c - 1.0)))]:.4f} "
             f"-> {a_first[k4]:.4f} ± {a_first_se[k4]:.4f}) where the CSV falls to {csv1[k4]:.4f}. Noiseless "
-            f"variant: between {lo0:.4f} and {hi0:.4f}. Does not reproduce the shape.")
+            f"variant: between {lo0:.4f} and {hi0:.4f}. Does not reproduce the shape."
+        )
         outside = csv_a1[(csv_a1 < min(lo, lo0)) | (csv_a1 > max(hi, hi0))]
         lines.append(
             f"2. **Another normalisation of c** (e.g. I + c S instead of c I + S, which is c (I + S/c): an overall "
             "output scale, which a noiseless channel ignores, times c -> 1/c). Any reparametrisation of c only "
             f"moves our values along c; {len(outside)} of {len(csv_a1)} CSV values lie outside the range of ours "
             f"(regularised and noiseless, {min(lo, lo0):.4f} to {max(hi, hi0):.4f}), so no such normalisation "
-            "reproduces the CSV.")
+            "reproduces the CSV."
+        )
         lines.append(
             "3. **Another normalisation of the output or of the skip matrix by a c-dependent constant** (e.g. "
             "(c I + S)/(1 + c)): leaves the observation's information, hence both noiseless thresholds, unchanged "
-            "(the regulariser acts on pre-activations, not on the output). Does not reproduce it.")
+            "(the regulariser acts on pre-activations, not on the output). Does not reproduce it."
+        )
         lines.append(
             f"4. **Another normalisation of alpha** would scale both columns by one factor at every c: CSV/ours is "
             f"{_ratio_spread(csv1, a_first)} for alpha1 and {_ratio_spread(csv2, a_last)} for alpha2. Not a "
-            "common factor; does not reproduce it.")
+            "common factor; does not reproduce it."
+        )
     if hyp is not None and hyp.get("read_off"):
+
         def _read(r):
             a = _nan(r["alpha"])
             got = f"{a:.3f}" if np.isfinite(a) else f"none up to {max(r['alphas']):g}"
@@ -136,11 +167,13 @@ def phase_diagram_report(records: Sequence[Mapping], ref: Mapping, hyp: Mapping 
             f"{ro['level']:g}): {rows}. Within one grid step of the CSV at {_fmt_cs(agree)}; not at "
             f"{_fmt_cs(differ)}. At or above our exact alpha_first at {_fmt_cs(later)}: an unconverged run reads "
             "the first layer late (Q11 must grow back from ~0 after the last layer is learned), so it cannot "
-            "produce the CSV's low values at large c.")
+            "produce the CSV's low values at large c."
+        )
     else:
         lines.append("5. **Thresholds read off short Monte-Carlo SE runs**: not computed in this run.")
     lines.append(
         "6. **The authors' box Monte-Carlo estimator with its floor on the unnormalised partition function** "
-        "(implemented for depth 3 elsewhere in this repository): not tested for two layers here.")
+        "(implemented for depth 3 elsewhere in this repository): not tested for two layers here."
+    )
     lines.append("")
     return "\n".join(lines) + "\n"

@@ -2,6 +2,7 @@
 
 All errors are squared Frobenius norms of the 2x2 attention output, 2[(dy01)^2 + (dy10)^2].
 """
+
 from __future__ import annotations
 
 import numpy as np

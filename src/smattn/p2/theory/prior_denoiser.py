@@ -1,4 +1,5 @@
 """Gaussian prior denoiser f_in of P2 (spec §2.3), with optional side information S = sqrt(lam) W + noise."""
+
 from __future__ import annotations
 
 import numpy as np

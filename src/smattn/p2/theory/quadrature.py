@@ -1,5 +1,6 @@
 """Fixed Gauss–Hermite tensor grids (probabilists' weight N(0, 1)), shared by all samples of a call, and the
 settings of the channel denoiser's quadrature (:class:`QuadratureSettings`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -9,7 +10,7 @@ import numpy as np
 
 __all__ = ["DEFAULT_N1D", "QuadratureSettings", "gauss_hermite_grid"]
 
-DEFAULT_N1D = {2: 48, 3: 12}     # nodes per dimension of parametrisation "A" by depth L
+DEFAULT_N1D = {2: 48, 3: 12}  # nodes per dimension of parametrisation "A" by depth L
 
 
 @lru_cache(maxsize=32)
@@ -70,8 +71,11 @@ class QuadratureSettings:
             raise ValueError(f"QuadratureSettings.method must be one of {PARAMETRISATIONS}, got {self.method!r}")
         for name in ("v_switch", "spread", "inflate"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
-                    np.isfinite(v) and v > 0):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float, np.integer, np.floating))
+                or not (np.isfinite(v) and v > 0)
+            ):
                 raise ValueError(f"QuadratureSettings.{name} must be a finite number > 0, got {v!r}")
         if not _is_int(self.n_local) or self.n_local < 2:
             raise ValueError(f"QuadratureSettings.n_local must be an integer >= 2, got {self.n_local!r}")

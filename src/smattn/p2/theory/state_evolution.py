@@ -5,6 +5,7 @@ R(Q) = E_{xi,U}[ sum_t g_out[:, t] g_out[:, t]^T ],  omega = Q^{1/2} xi,  Z = om
 The expectation is a Monte-Carlo average over a fixed set of teacher draws (common random numbers across
 iterations, so the iteration is a deterministic map whose fixed point is tested for convergence).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,13 +17,23 @@ from .channel_denoiser import choose_parametrisation, g_out
 from .overlaps import clip_overlap, sqrtm_psd
 from .quadrature import QuadratureSettings
 
-__all__ = ["TeacherDraws", "draw_teacher", "draw_teacher_qmc", "channel_covariance", "channel_average",
-           "SEResult", "state_evolution", "overlap_update", "anderson_step"]
+__all__ = [
+    "TeacherDraws",
+    "draw_teacher",
+    "draw_teacher_qmc",
+    "channel_covariance",
+    "channel_average",
+    "SEResult",
+    "state_evolution",
+    "overlap_update",
+    "anderson_step",
+]
 
 
 @dataclass
 class TeacherDraws:
     """Standard normal draws xi, U, each (N, L, 2)."""
+
     xi: np.ndarray
     U: np.ndarray
 
@@ -58,8 +69,15 @@ def channel_covariance(Q, v_reg: float = 0.0):
     return (1.0 + v_reg) * np.eye(Q.shape[0]) - Q
 
 
-def channel_average(Q, c: float, draws: TeacherDraws, quad: QuadratureSettings = QuadratureSettings(), *,
-                    want_k1: bool = False, v_reg: float = 0.0):
+def channel_average(
+    Q,
+    c: float,
+    draws: TeacherDraws,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    want_k1: bool = False,
+    v_reg: float = 0.0,
+):
     """R(Q) (L, L) and per-sample diagnostics at overlap Q.
 
     v_reg: pre-activation noise variance Delta added to the teacher's residual variance and to V, as in the
@@ -82,12 +100,17 @@ def channel_average(Q, c: float, draws: TeacherDraws, quad: QuadratureSettings =
     ell = link_logits(Z, c)
     g, _, mom = g_out(ell, omega, V, c, quad, jacobian=False)
     per = np.einsum("nat,nbt->nab", g, g)
-    out = {"R": per.mean(0), "R_se": per.std(0, ddof=1) / np.sqrt(len(per)), "min_ess": float(mom.ess.min()),
-           "median_ess": float(np.median(mom.ess)), "method": mom.method}
+    out = {
+        "R": per.mean(0),
+        "R_se": per.std(0, ddof=1) / np.sqrt(len(per)),
+        "min_ess": float(mom.ess.min()),
+        "median_ess": float(np.median(mom.ess)),
+        "method": mom.method,
+    }
     if want_k1:
         # d g_out[1, t] / d omega[1, s] = (Cov(z1t, z1s) - V11 delta_ts) / V11^2 (cross-layer blocks vanish by symmetry)
         G = (mom.cov[:, 0:2, 0:2] - V[0, 0] * np.eye(2)) / V[0, 0] ** 2
-        k = np.sum(G ** 2, axis=(1, 2))
+        k = np.sum(G**2, axis=(1, 2))
         out["K1"] = float(k.mean())
         out["K1_se"] = float(k.std(ddof=1) / np.sqrt(len(k)))
     return out
@@ -108,6 +131,7 @@ class SEResult:
     Q: (L, L) final overlap; history: (iters+1, L, L) iterates (history[0] = Q0); converged, iterations, residual
     (max |Q^{t+1} - Q^t| at the last step); min_ess: smallest effective node count seen.
     """
+
     Q: np.ndarray
     history: np.ndarray
     converged: bool
@@ -123,8 +147,8 @@ def anderson_step(xs, gs):
     xs, gs: lists of (k,) iterates and their images under the damped map (oldest first, at least two).
     Returns the mixed point (k,), or None when the least-squares problem fails.
     """
-    F = np.array(gs) - np.array(xs)                       # (m, k) residuals
-    dF = (F[1:] - F[:-1]).T                               # (k, m-1)
+    F = np.array(gs) - np.array(xs)  # (m, k) residuals
+    dF = (F[1:] - F[:-1]).T  # (k, m-1)
     try:
         theta, *_ = np.linalg.lstsq(dF, F[-1], rcond=1e-10)
     except np.linalg.LinAlgError:
@@ -152,11 +176,26 @@ def _anderson_proposal(xs, gs, Q, Q_plain, res, tol, project, unvec, iu):
     return None
 
 
-def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000, seed: int = 0,
-                    damping: float = 0.8, q0=0.05, tol: float = 1e-5, max_iter: int = 200, lam: float = 0.0,
-                    clamp: dict | None = None, diagonal: bool = False, draws: TeacherDraws | None = None,
-                    v_reg: float = 0.0, accelerate: bool = False, anderson_m: int = 3,
-                    quad: QuadratureSettings = QuadratureSettings()) -> SEResult:
+def state_evolution(
+    alpha: float,
+    c: float,
+    L: int = 2,
+    *,
+    n_samples: int = 2000,
+    seed: int = 0,
+    damping: float = 0.8,
+    q0=0.05,
+    tol: float = 1e-5,
+    max_iter: int = 200,
+    lam: float = 0.0,
+    clamp: dict | None = None,
+    diagonal: bool = False,
+    draws: TeacherDraws | None = None,
+    v_reg: float = 0.0,
+    accelerate: bool = False,
+    anderson_m: int = 3,
+    quad: QuadratureSettings = QuadratureSettings(),
+) -> SEResult:
     """Damped, symmetrised state evolution from Q0 = q0 * I (or a given (L, L) matrix q0).
 
     alpha >= 0 sample complexity; c > 0 skip strength; damping = weight of the new value (0 < eta <= 1);
@@ -181,7 +220,7 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
     clamp = dict(clamp or {})
     for k, v in clamp.items():
         if not (0 <= int(k) < L and 0.0 <= v < 1.0):
-            raise ValueError(f"clamp must map layer indices 0..{L-1} to values in [0, 1); got {clamp}")
+            raise ValueError(f"clamp must map layer indices 0..{L - 1} to values in [0, 1); got {clamp}")
         Q[int(k), :] = 0.0
         Q[:, int(k)] = 0.0
         Q[int(k), int(k)] = v
@@ -238,7 +277,7 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
         if accelerate:
             xs.append(Q[iu].copy())
             gs.append(Qplain[iu].copy())
-            del xs[:-(anderson_m + 1)], gs[:-(anderson_m + 1)]
+            del xs[: -(anderson_m + 1)], gs[: -(anderson_m + 1)]
             if len(xs) >= 2 and res < res_prev:
                 Qa = _anderson_proposal(xs, gs, Q, Qplain, res, tol, project, unvec, iu)
                 if Qa is not None:
@@ -247,5 +286,12 @@ def state_evolution(alpha: float, c: float, L: int = 2, *, n_samples: int = 2000
                 xs, gs = xs[-1:], gs[-1:]
         Q = Qnext
         hist.append(Q.copy())
-    return SEResult(Q=Q, history=np.array(hist), converged=converged, iterations=it, residual=res,
-                    min_ess=float(min_ess), methods=methods)
+    return SEResult(
+        Q=Q,
+        history=np.array(hist),
+        converged=converged,
+        iterations=it,
+        residual=res,
+        min_ess=float(min_ess),
+        methods=methods,
+    )

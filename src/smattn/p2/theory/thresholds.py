@@ -13,6 +13,7 @@ The outer Gaussian expectations are randomised quasi-Monte-Carlo averages by def
 scramblings of a Sobol' point set; the estimate is their mean and the standard error their spread / sqrt(n_rep)
 (an honest error bar, unlike a per-draw standard error, which does not apply to quasi-random points).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,17 @@ from .channel_denoiser import posterior_moments
 from .quadrature import QuadratureSettings
 from .state_evolution import TeacherDraws, channel_average, draw_teacher, draw_teacher_qmc
 
-__all__ = ["initial_operator", "qmc_plan", "alpha_last", "first_layer_literal", "phase_two_curve", "alpha_first",
-           "alpha_first_refined", "Thresholds", "thresholds"]
+__all__ = [
+    "initial_operator",
+    "qmc_plan",
+    "alpha_last",
+    "first_layer_literal",
+    "phase_two_curve",
+    "alpha_first",
+    "alpha_first_refined",
+    "Thresholds",
+    "thresholds",
+]
 
 SAMPLINGS = ("qmc", "mc")
 
@@ -44,7 +54,7 @@ def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = Q
     mom = posterior_moments(ell, np.zeros_like(Z), np.eye(L), c, quad)
     G = np.empty((Z.shape[0], L, 2, 2))
     for a in range(L):
-        blk = mom.cov[:, 2 * a:2 * a + 2, 2 * a:2 * a + 2] + np.einsum("nt,ns->nts", mom.mean[:, a], mom.mean[:, a])
+        blk = mom.cov[:, 2 * a : 2 * a + 2, 2 * a : 2 * a + 2] + np.einsum("nt,ns->nts", mom.mean[:, a], mom.mean[:, a])
         G[:, a] = blk - np.eye(2)
     per = np.einsum("nats,nbts->nab", G, G)
     return per.mean(0), per.std(0, ddof=1) / np.sqrt(len(per)), float(mom.ess.min())
@@ -57,11 +67,19 @@ def qmc_plan(n_samples: int, n_rep: int):
     if n_rep < 2:
         raise ValueError(f"n_rep must be >= 2 (the error bar is the spread of the scramblings), got {n_rep}")
     log2_n = max(1, int(np.floor(np.log2(max(n_samples, 2) / n_rep))))
-    return log2_n, n_rep * 2 ** log2_n
+    return log2_n, n_rep * 2**log2_n
 
 
-def alpha_last(c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int = 20000,
-               seed: int = 0, sampling: str = "qmc", n_rep: int = 8, show_progress: bool = False):
+def alpha_last(
+    c: float,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    n_samples: int = 20000,
+    seed: int = 0,
+    sampling: str = "qmc",
+    n_rep: int = 8,
+    show_progress: bool = False,
+):
     """Initial-recovery threshold 1 / max_a K_aa and the K matrix (dict).
 
     sampling "qmc": n_rep scrambled Sobol' sets of 2**log2_n points (qmc_plan; about n_samples draws in all), K is
@@ -79,7 +97,7 @@ def alpha_last(c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_s
         log2_n, n_used = qmc_plan(n_samples, n_rep)
         reps, ess = [], np.inf
         seeds = np.random.SeedSequence(seed).spawn(n_rep)
-        for s in (progress(seeds, desc=f"alpha_last c={c:g} (QMC sets)") if show_progress else seeds):
+        for s in progress(seeds, desc=f"alpha_last c={c:g} (QMC sets)") if show_progress else seeds:
             K_r, _, e = initial_operator(c, draw_teacher_qmc(log2_n, 2, s), quad)
             reps.append(K_r)
             ess = min(ess, e)
@@ -87,8 +105,16 @@ def alpha_last(c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_s
         K, K_se = reps.mean(0), reps.std(0, ddof=1) / np.sqrt(n_rep)
         extra = {"n_used": int(n_used), "K_reps": reps}
     a = int(np.argmax(np.diag(K)))
-    return {"alpha": float(1.0 / K[a, a]), "layer": a + 1, "K": K, "K_se": K_se, "min_ess": float(ess),
-            "alpha_se": float(K_se[a, a] / K[a, a] ** 2), "sampling": sampling, **extra}
+    return {
+        "alpha": float(1.0 / K[a, a]),
+        "layer": a + 1,
+        "K": K,
+        "K_se": K_se,
+        "min_ess": float(ess),
+        "alpha_se": float(K_se[a, a] / K[a, a] ** 2),
+        "sampling": sampling,
+        **extra,
+    }
 
 
 def first_layer_literal(c: float, *, n_samples: int = 200000, seed: int = 0):
@@ -123,13 +149,26 @@ def first_layer_literal(c: float, *, n_samples: int = 200000, seed: int = 0):
     second = np.einsum("nk,nkt,nks->nts", w, cand, cand)
     k = np.sum((second - np.eye(2)) ** 2, axis=(1, 2))
     n_ok = np.sum(np.isfinite(logw), axis=1)
-    return {"K": float(k.mean()), "K_se": float(k.std(ddof=1) / np.sqrt(len(k))), "alpha": float(1.0 / k.mean()),
-            "frac_extra_branch": float(np.mean(n_ok > 2)), "dropped": n_bad}
+    return {
+        "K": float(k.mean()),
+        "K_se": float(k.std(ddof=1) / np.sqrt(len(k))),
+        "alpha": float(1.0 / k.mean()),
+        "frac_extra_branch": float(np.mean(n_ok > 2)),
+        "dropped": n_bad,
+    }
 
 
-def phase_two_curve(q_grid, c: float, quad: QuadratureSettings = QuadratureSettings(), *, n_samples: int = 4000,
-                    seed: int = 0, v_reg: float = 0.0, draws: TeacherDraws | None = None,
-                    show_progress: bool = False):
+def phase_two_curve(
+    q_grid,
+    c: float,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    n_samples: int = 4000,
+    seed: int = 0,
+    v_reg: float = 0.0,
+    draws: TeacherDraws | None = None,
+    show_progress: bool = False,
+):
     """Explicit phase-II fixed-point curve and first-layer growth rate on Q = diag(0, q2).
 
     q_grid: (m,) values of q2 in (0, 1).  Returns dict of arrays (m,): q2, R2, alpha = q2/((1-q2)R2), K1, K1_se,
@@ -143,7 +182,7 @@ def phase_two_curve(q_grid, c: float, quad: QuadratureSettings = QuadratureSetti
     draws = draws if draws is not None else draw_teacher(n_samples, 2, seed)
     out = {k: np.empty(len(q_grid)) for k in ("R2", "R2_se", "alpha", "K1", "K1_se", "min_ess")}
     idx = range(len(q_grid))
-    for i in (progress(idx, desc=f"phase-II branch c={c:g}", unit="q2") if show_progress else idx):
+    for i in progress(idx, desc=f"phase-II branch c={c:g}", unit="q2") if show_progress else idx:
         q = q_grid[i]
         avg = channel_average(np.diag([0.0, q]), c, draws, quad, want_k1=True, v_reg=v_reg)
         out["R2"][i] = avg["R"][1, 1]
@@ -188,14 +227,32 @@ def _branch_point(q: float, c: float, reps, quad: QuadratureSettings, v_reg: flo
     K1 = np.array([a["K1"] for a in avgs])
     alpha_r = q / ((1.0 - q) * R2)
     alpha = q / ((1.0 - q) * R2.mean())
-    return {"q2": float(q), "alpha": float(alpha), "K1": float(K1.mean()), "h": float(alpha * K1.mean() - 1.0),
-            "alpha_r": alpha_r, "h_r": alpha_r * K1 - 1.0, "min_ess": float(min(a["min_ess"] for a in avgs))}
+    return {
+        "q2": float(q),
+        "alpha": float(alpha),
+        "K1": float(K1.mean()),
+        "h": float(alpha * K1.mean() - 1.0),
+        "alpha_r": alpha_r,
+        "h_r": alpha_r * K1 - 1.0,
+        "min_ess": float(min(a["min_ess"] for a in avgs)),
+    }
 
 
-def alpha_first_refined(c: float, quad: QuadratureSettings = QuadratureSettings(), *, q_grid, v_reg: float = 0.0,
-                        n_samples: int = 16384, n_rep: int = 8, seed: int = 0, last: dict | None = None,
-                        q_tol: float = 1e-4, max_refine: int = 12, quad_check: QuadratureSettings | None = None,
-                        show_progress: bool = False) -> dict:
+def alpha_first_refined(
+    c: float,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    q_grid,
+    v_reg: float = 0.0,
+    n_samples: int = 16384,
+    n_rep: int = 8,
+    seed: int = 0,
+    last: dict | None = None,
+    q_tol: float = 1e-4,
+    max_refine: int = 12,
+    quad_check: QuadratureSettings | None = None,
+    show_progress: bool = False,
+) -> dict:
     """Self-consistent first-layer threshold with a standard error (randomised quasi-Monte-Carlo).
 
     1. bracket: the phase-II curve on q_grid (q2 values in (0, 1)) from the first scrambling alone, and its first
@@ -221,13 +278,33 @@ def alpha_first_refined(c: float, quad: QuadratureSettings = QuadratureSettings(
     first = alpha_first(coarse, *((last["alpha"], last["K"][0, 0]) if last is not None else ()))
     base = {"n_used": int(n_used), "coarse": coarse, "v_reg": float(v_reg), "alpha_grid_shift": float("nan")}
     if not first["found"]:
-        return {**base, "alpha": float("nan"), "alpha_se": float("nan"), "q2": float("nan"), "q2_se": float("nan"),
-                "K1": float("nan"), "found": False, "how": "none", "n_evaluations": 0, "min_ess": float("nan"),
-                "points": {}}
+        return {
+            **base,
+            "alpha": float("nan"),
+            "alpha_se": float("nan"),
+            "q2": float("nan"),
+            "q2_se": float("nan"),
+            "K1": float("nan"),
+            "found": False,
+            "how": "none",
+            "n_evaluations": 0,
+            "min_ess": float("nan"),
+            "points": {},
+        }
     if first["q2"] == 0.0:
-        return {**base, "alpha": first["alpha"], "alpha_se": float(last["alpha_se"]), "q2": 0.0, "q2_se": 0.0,
-                "K1": float(last["K"][0, 0]), "found": True, "how": "at alpha_last", "n_evaluations": 0,
-                "min_ess": float("nan"), "points": {}}
+        return {
+            **base,
+            "alpha": first["alpha"],
+            "alpha_se": float(last["alpha_se"]),
+            "q2": 0.0,
+            "q2_se": 0.0,
+            "K1": float(last["K"][0, 0]),
+            "found": True,
+            "how": "at alpha_last",
+            "n_evaluations": 0,
+            "min_ess": float("nan"),
+            "points": {},
+        }
     cache = {}
 
     def h_at(q):
@@ -240,8 +317,11 @@ def alpha_first_refined(c: float, quad: QuadratureSettings = QuadratureSettings(
     hi = int(np.searchsorted(grid, first["q2"]))
     hi = min(max(hi, 1), len(grid) - 1)
     lo = hi - 1
-    bar = progress(total=max_refine + 4, desc=f"alpha_first c={c:g} v_reg={v_reg:g}", unit="eval") \
-        if show_progress else None
+    bar = (
+        progress(total=max_refine + 4, desc=f"alpha_first c={c:g} v_reg={v_reg:g}", unit="eval")
+        if show_progress
+        else None
+    )
     for _ in range(len(grid)):
         a, b = h_at(grid[lo]), h_at(grid[hi])
         if bar is not None:
@@ -258,10 +338,19 @@ def alpha_first_refined(c: float, quad: QuadratureSettings = QuadratureSettings(
     if not a["h"] < 0 <= b["h"]:
         if bar is not None:
             bar.close()
-        return {**base, "alpha": first["alpha"], "alpha_se": float("nan"), "q2": first["q2"], "q2_se": float("nan"),
-                "K1": float("nan"), "found": True, "how": "coarse only (pooled h does not change sign)",
-                "n_evaluations": len(cache), "min_ess": float(min(p["min_ess"] for p in cache.values())),
-                "points": _points(cache)}
+        return {
+            **base,
+            "alpha": first["alpha"],
+            "alpha_se": float("nan"),
+            "q2": first["q2"],
+            "q2_se": float("nan"),
+            "K1": float("nan"),
+            "found": True,
+            "how": "coarse only (pooled h does not change sign)",
+            "n_evaluations": len(cache),
+            "min_ess": float(min(p["min_ess"] for p in cache.values())),
+            "points": _points(cache),
+        }
     # Illinois regula falsi on the pooled h
     ha, hb = a["h"], b["h"]
     qa, qb = a["q2"], b["q2"]
@@ -302,12 +391,21 @@ def alpha_first_refined(c: float, quad: QuadratureSettings = QuadratureSettings(
         h0 = _branch_point(q_star, c, reps, quad, v_reg)["h"]
         h1 = _branch_point(q_star, c, reps, quad_check, v_reg)["h"]
         shift = float(-dal * (h1 - h0) / dh)
-    return {**base, "alpha_grid_shift": shift, "alpha": float(alpha_star),
-            "alpha_se": float(first_r.std(ddof=1) / np.sqrt(n_rep)),
-            "q2": float(q_star), "q2_se": float(q_r.std(ddof=1) / np.sqrt(n_rep)),
-            "K1": float(a["K1"] + t * (b["K1"] - a["K1"])), "found": True, "how": "refined",
-            "n_evaluations": len(cache), "min_ess": float(min(p["min_ess"] for p in cache.values())),
-            "alpha_reps": first_r, "points": _points(cache)}
+    return {
+        **base,
+        "alpha_grid_shift": shift,
+        "alpha": float(alpha_star),
+        "alpha_se": float(first_r.std(ddof=1) / np.sqrt(n_rep)),
+        "q2": float(q_star),
+        "q2_se": float(q_r.std(ddof=1) / np.sqrt(n_rep)),
+        "K1": float(a["K1"] + t * (b["K1"] - a["K1"])),
+        "found": True,
+        "how": "refined",
+        "n_evaluations": len(cache),
+        "min_ess": float(min(p["min_ess"] for p in cache.values())),
+        "alpha_reps": first_r,
+        "points": _points(cache),
+    }
 
 
 def _points(cache: dict) -> dict:
@@ -319,18 +417,29 @@ def _points(cache: dict) -> dict:
 class Thresholds:
     """Thresholds at one skip strength c: alpha_last (dict of alpha_last), alpha_first (dict of
     alpha_first_refined at the given v_reg) and the literal first-layer threshold (dict of first_layer_literal)."""
+
     c: float
     alpha_last: dict
     alpha_first: dict
     literal: dict
 
 
-def thresholds(c: float, q_grid, quad: QuadratureSettings = QuadratureSettings(), *, n_k: int = 65536,
-               n_first: int = 16384, n_rep: int = 8, seed: int = 0, n_literal: int = 200000,
-               v_reg: float = 1e-3) -> Thresholds:
+def thresholds(
+    c: float,
+    q_grid,
+    quad: QuadratureSettings = QuadratureSettings(),
+    *,
+    n_k: int = 65536,
+    n_first: int = 16384,
+    n_rep: int = 8,
+    seed: int = 0,
+    n_literal: int = 200000,
+    v_reg: float = 1e-3,
+) -> Thresholds:
     """All three thresholds at skip strength c; alpha_first under the paper's definition (v_reg = 1e-3) by default."""
     last = alpha_last(c, quad, n_samples=n_k, seed=seed, n_rep=n_rep)
-    first = alpha_first_refined(c, quad, q_grid=q_grid, v_reg=v_reg, n_samples=n_first, n_rep=n_rep, seed=seed + 1,
-                                last=last)
+    first = alpha_first_refined(
+        c, quad, q_grid=q_grid, v_reg=v_reg, n_samples=n_first, n_rep=n_rep, seed=seed + 1, last=last
+    )
     lit = first_layer_literal(c, n_samples=n_literal, seed=seed + 2)
     return Thresholds(c=c, alpha_last=last, alpha_first=first, literal=lit)
