@@ -6,6 +6,7 @@
     python benchmarks/p2_theory_bench.py phase_diagram # 16-point phase diagram (target < 5 min)
     python benchmarks/p2_theory_bench.py depth3        # depth-3 SE curve (target < 15 min)
     python benchmarks/p2_theory_bench.py authors3      # the authors' depth-3 estimator recomputed: one SE iteration
+    python benchmarks/p2_theory_bench.py threshold_precision  # alpha_last at c = 1: SE vs time, plain MC vs QMC
 Options: --quick (smaller sizes, for a smoke check of the benchmark itself).
 """
 
@@ -151,9 +152,32 @@ def bench_authors3(quick):
     print(f"[authors3] our 10^4-node grid on the same samples: {t_g:.1f} s, R11={g['R'][0, 0]:.3f}")
 
 
+def bench_threshold_precision(quick):
+    """Cost per digit of alpha_last at c = 1: standard error against wall time for plain Monte Carlo (per-draw
+    error) and randomised quasi-Monte Carlo (8 scrambled Sobol' sets, spread of the sets), same total draws."""
+    from smattn.p2.theory.thresholds import alpha_last
+
+    quad = QuadratureSettings(n1d=24)
+    sizes = [2048, 8192] if quick else [4096, 16384, 65536]
+    for n in sizes:
+        for sampling in ("mc", "qmc"):
+            t0 = time.perf_counter()
+            r = alpha_last(1.0, quad, n_samples=n, seed=1, sampling=sampling)
+            t = time.perf_counter() - t0
+            # SE scales like N^-1/2 (MC) and about N^-0.9 (QMC, measured); projected for SE = 0.001 with N^-1/2
+            print(
+                f"[threshold_precision] {sampling:3s} N={r['n_used']:6d}: alpha_last={r['alpha']:.5f} "
+                f"se={r['alpha_se']:.5f} in {t:.1f} s; MC-rate projection to se=0.001: "
+                f"{t * (r['alpha_se'] / 1e-3) ** 2:.0f} s"
+            )
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "authors3", "all"])
+    ap.add_argument(
+        "what",
+        choices=["denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "authors3", "threshold_precision", "all"],
+    )
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     todo = ["denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "authors3"] if a.what == "all" else [a.what]

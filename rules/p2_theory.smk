@@ -82,6 +82,7 @@ rule p2_fig1_left:
     input:
         curve=rules.p2_l2_state_evolution.output.curve,
         gamp=expand(rules.p2_gamp_alpha.output.npz, alpha=P2T_GAMP_ALPHAS),
+        thresholds=f"results/p2_theory/thresholds/c{format(P2T['skip_c'], 'g')}.json",
         ref_bo=raw("reference/spoc/BO_2w.csv"),
         ref_amp=raw("reference/spoc/AMP_2w.csv"),
         ref_err=raw("reference/spoc/gen_error_BO_2w.csv"),
@@ -105,7 +106,7 @@ rule p2_fig1_left:
 
 
 rule p2_thresholds_c:
-    """Thresholds at one skip strength c: alpha_last (K at Q=0), alpha_first self-consistent and literal."""
+    """Thresholds at one skip strength c: alpha_last (K at Q=0), alpha_first (regularised, noiseless) and literal."""
     output:
         json="results/p2_theory/thresholds/c{c}.json",
     log:
@@ -122,7 +123,8 @@ rule p2_thresholds_c:
         runtime=30,
     params:
         n_k=P2T["pd_n_k"],
-        n_curve=P2T["pd_n_curve"],
+        n_first=P2T["pd_n_first"],
+        qmc_sets=P2T["pd_qmc_sets"],
         q_points=P2T["pd_q_points"],
         literal_samples=P2T["pd_literal_samples"],
         n1d=P2T["n1d"],
@@ -133,10 +135,39 @@ rule p2_thresholds_c:
         "../scripts/p2_theory_thresholds.py"
 
 
+rule p2_pd_hypotheses:
+    """Deviation note: first-layer thresholds read off short reference-style SE runs at a few c."""
+    output:
+        json="results/p2_theory/phase_diagram_hypotheses.json",
+    log:
+        "logs/p2_theory/p2_pd_hypotheses.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_pd_hypotheses.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        skips=P2T["pd_hyp_skips"],
+        n_samples=P2T["pd_hyp_samples"],
+        iterations=P2T["pd_hyp_iterations"],
+        alpha_step=P2T["pd_hyp_alpha_step"],
+        alpha_max=P2T["pd_hyp_alpha_max"],
+        level=P2T["pd_hyp_level"],
+        v_reg=P2T["v_reg"],
+        n1d=P2T["gamp_n1d"],
+        seed=P2T["seed"],
+    script:
+        "../scripts/p2_theory_pd_hypotheses.py"
+
+
 rule p2_fig1_right:
     """P2 Fig. 1 right: phase diagram vs c with the authors' alpha_critical.csv; deviation note."""
     input:
         thresholds=expand(rules.p2_thresholds_c.output.json, c=P2T_SKIPS),
+        hypotheses=rules.p2_pd_hypotheses.output.json,
         ref=raw("reference/spoc/alpha_critical.csv"),
     output:
         **figure("figures/p2/fig1_right_phase_diagram", "p2_fig1_right", "P2", "Fig. 1"),

@@ -32,8 +32,11 @@ def main(io):
     ref_e = read_csv(io.input.ref_err)
     ref_e1 = read_csv(io.input.ref_err_one)
     ref_eamp = read_csv(io.input.ref_err_amp)
-    a_last = r["alpha_last"]
-    a_first = r["alpha_first"] if r["alpha_first"] is not None else 1.6  # no first-layer onset on the grid
+    # thresholds as in Fig. 1 right (the paper's definition: regularised self-consistent alpha_first)
+    th = read_json(io.input.thresholds)
+    a_last, a_last_se = th["alpha_last"], th["alpha_last_se"]
+    a_first = th["alpha_first"] if th["alpha_first"] is not None else 1.6  # no first-layer onset on the grid
+    a_first_se = th["alpha_first_se"] if th["alpha_first"] is not None else float("nan")
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.478, 3.1))
     ax.axvspan(0, a_last, color="grey", alpha=0.1)
@@ -41,6 +44,21 @@ def main(io):
     ax.axvspan(a_first, 1.6, color=BLUE, alpha=0.1)
     for a in (a_last, a_first):
         ax.axvline(a, color="k", lw=0.6, ls=":")
+    if th["alpha_first_noiseless"] is not None:
+        ax.axvline(
+            th["alpha_first_noiseless"],
+            color=BLUE,
+            lw=0.6,
+            ls="-.",
+            label=rf"$\alpha_{{first}}$ noiseless = {th['alpha_first_noiseless']:.3f} (variant)",
+        )
+    ax.axvline(
+        th["alpha_first_literal"],
+        color=BLUE,
+        lw=0.6,
+        ls=(0, (1, 2)),
+        label=rf"$\alpha_{{first}}$ literal = {th['alpha_first_literal']:.3f} (variant)",
+    )
     ax.plot(al, q11, color=BLUE, label=r"$Q_{11}$ (SE, ours)")
     ax.plot(al, q22, color=RED, label=r"$Q_{22}$ (SE, ours)")
     for q in (q11, q22):
@@ -73,7 +91,11 @@ def main(io):
     ax.set_ylabel("Overlap")
     # below the panel: inside, it covered the rising Q11 branch and the GAMP crosses
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False, fontsize=6)
-    ax.set_title(rf"$c={r['params']['skip_c']:g}$: $\alpha_{{last}}={a_last:.3f}$, $\alpha_{{first}}={a_first:.3f}$")
+    ax.set_title(
+        rf"$c={r['params']['skip_c']:g}$: $\alpha_{{last}}={a_last:.4f}\pm{a_last_se:.4f}$, "
+        rf"$\alpha_{{first}}={a_first:.3f}\pm{a_first_se:.3f}$",
+        fontsize=8,
+    )
 
     ax2.errorbar(al, r["error_bo"], yerr=r["error_bo_se"], color="k", label="Bayes-optimal (Eq. 11)")
     ax2.errorbar(al, r["error_plugin"], yerr=r["error_plugin_se"], color="k", ls="-.", lw=0.9, label="plug-in, full")
@@ -111,8 +133,13 @@ def main(io):
         + long_rows("gamp_abs_M22", g_alpha, [m.mean() for m in g_m22], [m.std() for m in g_m22])
         + long_rows("gamp_plugin_error", g_alpha, [e.mean() for e in g_err], [e.std() for e in g_err])
         + [
-            ("alpha_last", a_last, 0.0, r["alpha_last_se"]),
-            ("alpha_first", a_first, r["q2_at_first"] if r["q2_at_first"] is not None else float("nan"), float("nan")),
+            ("alpha_last", a_last, 0.0, a_last_se),
+            (
+                "alpha_first",
+                a_first,
+                th["alpha_first_q2"] if th["alpha_first_q2"] is not None else float("nan"),
+                a_first_se,
+            ),
         ]
     )
     write_csv(io.output.csv, ["series", "x", "y", "err"], rows)

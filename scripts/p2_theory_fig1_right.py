@@ -1,5 +1,5 @@
-"""P2 Fig. 1 right: phase diagram (our last-layer and first-layer thresholds vs c) with the authors' CSV,
-and the deviation note results/p2/phase_diagram_deviation.md."""
+"""P2 Fig. 1 right: phase diagram (our last-layer and first-layer thresholds vs c, with error bars) with the
+authors' CSV, and the deviation note results/p2/phase_diagram_deviation.md (with the recomputed hypotheses)."""
 
 import numpy as np
 
@@ -17,26 +17,50 @@ from smattn.p2.theory.phase_diagram_report import phase_diagram_report
 from smattn.scriptio import run
 
 
+def _col(rs, key):
+    return nan_array([r.get(key) for r in rs])
+
+
 def main(io):
     plt = setup()
     rs = sorted((read_json(f) for f in io.input.thresholds), key=lambda r: r["c"])
-    c = np.array([r["c"] for r in rs])
-    a_last = np.array([r["alpha_last"] for r in rs])
-    a_last_se = np.array([r["alpha_last_se"] for r in rs])
-    a_first = nan_array([r["alpha_first"] for r in rs])
-    a_lit = np.array([r["alpha_first_literal"] for r in rs])
+    c = _col(rs, "c")
+    a_last, a_last_se = _col(rs, "alpha_last"), _col(rs, "alpha_last_se")
+    a_first, a_first_se = _col(rs, "alpha_first"), _col(rs, "alpha_first_se")
+    a_free, a_free_se = _col(rs, "alpha_first_noiseless"), _col(rs, "alpha_first_noiseless_se")
+    a_lit = _col(rs, "alpha_first_literal")
     ref = read_csv(io.input.ref)
     order = np.argsort(ref["skip"])
     rc, r_first, r_last = ref["skip"][order], ref["alpha1"][order], ref["alpha2"][order]
+    v_reg = io.params.v_reg
 
-    fig, ax = plt.subplots(figsize=(3.6, 2.6))
+    fig, ax = plt.subplots(figsize=(3.6, 3.6))
     top = np.nan_to_num(a_first, nan=1.0)
     ax.fill_between(c, 0, a_last, color="grey", alpha=0.1)
     ax.fill_between(c, a_last, top, color=RED, alpha=0.1)
     ax.fill_between(c, top, 1.0, color=BLUE, alpha=0.1)
     ax.errorbar(c, a_last, yerr=a_last_se, color=RED, marker="o", ms=2.5, label=r"$\alpha_{last}$ (ours)")
-    ax.plot(c, a_first, color=BLUE, marker="o", ms=2.5, label=r"$\alpha_{first}$ self-consistent (ours)")
-    ax.plot(c, a_lit, color=BLUE, ls=":", label=r"$\alpha_{first}$ literal (ours)")
+    ax.errorbar(
+        c,
+        a_first,
+        yerr=a_first_se,
+        color=BLUE,
+        marker="o",
+        ms=2.5,
+        label=rf"$\alpha_{{first}}$ (ours, regulariser {v_reg:g})",
+    )
+    ax.errorbar(
+        c,
+        a_free,
+        yerr=a_free_se,
+        color=BLUE,
+        lw=0.8,
+        ls="-.",
+        marker="s",
+        ms=1.5,
+        label=r"$\alpha_{first}$ noiseless (ours, variant)",
+    )
+    ax.plot(c, a_lit, color=BLUE, ls=":", label=r"$\alpha_{first}$ literal, 1/6 (ours, variant)")
     ax.axhline(1 / 6, color="k", lw=0.5, ls="-", alpha=0.5)
     ax.text(3.95, 1 / 6 + 0.01, r"$1/6$ bound", ha="right", fontsize=6)
     ax.plot(rc, r_last, color=RED, lw=0.7, ls="--", label="authors' CSV (alpha2)")
@@ -45,54 +69,43 @@ def main(io):
     ax.set_ylim(0, 1)
     ax.set_xlabel("skip strength $c$")
     ax.set_ylabel(r"$\alpha$")
-    ax.legend(frameon=False, fontsize=6, loc="upper right")
+    # below the panel: inside, it covered the first-layer curves
+    ax.legend(frameon=False, fontsize=5.5, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     fig.tight_layout()
     save_figure(fig, io.output.png, io.output.pdf)
 
-    rows = []
-    for r in rs:
-        rows.append(
-            tuple(
-                np.nan if v is None else v
-                for v in (
-                    r["c"],
-                    r["alpha_last"],
-                    r["alpha_last_se"],
-                    r["alpha_last_fine_grid"],
-                    r["alpha_first"],
-                    r["q2_at_first"],
-                    r["alpha_first_literal"],
-                    r["K"][0][0],
-                    r["K"][1][1],
-                )
-            )
-        )
-    write_csv(
-        io.output.csv,
-        [
-            "c",
-            "alpha_last",
-            "alpha_last_se",
-            "alpha_last_finer_grid",
-            "alpha_first",
-            "q2_at_alpha_first",
-            "alpha_first_literal",
-            "K11",
-            "K22",
-        ],
-        rows,
+    keys = (
+        "c",
+        "alpha_last",
+        "alpha_last_se",
+        "alpha_last_fine_grid",
+        "alpha_first",
+        "alpha_first_se",
+        "alpha_first_grid_shift",
+        "alpha_first_q2",
+        "alpha_first_noiseless",
+        "alpha_first_noiseless_se",
+        "alpha_first_noiseless_q2",
+        "alpha_first_literal",
+        "alpha_first_literal_se",
     )
+    rows = [tuple(np.nan if r.get(k) is None else r[k] for k in keys) + (r["K"][0][0], r["K"][1][1]) for r in rs]
+    write_csv(io.output.csv, list(keys) + ["K11", "K22"], rows)
     m = {}
     for r in rs:
         cid = fmt_id(r["c"])
         m[f"p2.L2.alpha_last[c={cid}]"] = r["alpha_last"]
-        if r["alpha_first"] is not None:
-            m[f"p2.L2.alpha_first[c={cid}]"] = r["alpha_first"]
+        m[f"p2.L2.alpha_last_se[c={cid}]"] = r["alpha_last_se"]
+        for key in ("alpha_first", "alpha_first_noiseless"):
+            if r[key] is not None:
+                m[f"p2.L2.{key}[c={cid}]"] = r[key]
+                m[f"p2.L2.{key}_se[c={cid}]"] = r[f"{key}_se"]
         m[f"p2.L2.alpha_first_literal[c={cid}]"] = r["alpha_first_literal"]
     write_metrics(io.output.metrics, m)
 
+    hyp = read_json(io.input.hypotheses)
     write_text(
-        io.output.md, phase_diagram_report(rs, ref, scale=io.params.scale, v_reg=io.params.v_reg, q_max=io.params.q_max)
+        io.output.md, phase_diagram_report(rs, ref, hyp, scale=io.params.scale, v_reg=v_reg, q_max=io.params.q_max)
     )
 
 

@@ -20,6 +20,7 @@ from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
 __all__ = [
     "TeacherDraws",
     "draw_teacher",
+    "draw_teacher_qmc",
     "channel_covariance",
     "channel_average",
     "SEResult",
@@ -42,6 +43,22 @@ def draw_teacher(n_samples: int, L: int, seed: int) -> TeacherDraws:
         raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     rng = np.random.default_rng(seed)
     return TeacherDraws(rng.standard_normal((n_samples, L, 2)), rng.standard_normal((n_samples, L, 2)))
+
+
+def draw_teacher_qmc(log2_n: int, L: int, seed) -> TeacherDraws:
+    """2**log2_n quasi-random teacher draws: one scrambled Sobol' point set in 4L dimensions mapped through the
+    inverse normal CDF (xi from the first 2L coordinates, U from the last 2L), each (2**log2_n, L, 2).
+
+    Averages over such a set are unbiased for every scrambling (seed: an int or a numpy SeedSequence); independent
+    scramblings give an honest error bar (their spread), see thresholds.alpha_last.
+    """
+    from scipy.stats import norm, qmc
+
+    if int(log2_n) != log2_n or not 1 <= log2_n <= 24:
+        raise ValueError(f"log2_n must be an integer in [1, 24], got {log2_n!r}")
+    x = qmc.Sobol(4 * L, scramble=True, seed=np.random.default_rng(seed)).random_base2(int(log2_n))
+    g = norm.ppf(x).reshape(-1, 2, L, 2)
+    return TeacherDraws(np.ascontiguousarray(g[:, 0]), np.ascontiguousarray(g[:, 1]))
 
 
 def channel_covariance(Q, v_reg: float = 0.0):

@@ -6,7 +6,12 @@
     exactly by enumerating the closed-form first-layer branches (no grid); alpha_first_literal = 1 / K_lit;
   - self-consistent: on the phase-II branch Q = diag(0, q2) of the state evolution,
     alpha(q2) = q2 / ((1 - q2) R_2(q2)) and K1(q2) = E || d g_out[1] / d omega[1] ||_F^2; the first layer becomes
-    unstable where alpha(q2) K1(q2) = 1, i.e. q2 K1(q2) = (1 - q2) R_2(q2).
+    unstable where alpha(q2) K1(q2) = 1, i.e. q2 K1(q2) = (1 - q2) R_2(q2).  The paper's numbers correspond to this
+    reading with the reference code's regulariser v_reg = 1e-3 (alpha_first_refined; docs/p2_theory.md).
+
+The outer Gaussian expectations are randomised quasi-Monte-Carlo averages by default: n_rep independent
+scramblings of a Sobol' point set; the estimate is their mean and the standard error their spread / sqrt(n_rep)
+(an honest error bar, unlike a per-draw standard error, which does not apply to quasi-random points).
 """
 
 from __future__ import annotations
@@ -15,20 +20,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from smattn.progress import progress
+
 from .attention_link import check_skip, link_logits, preimage, solve_softmax_layer
 from .channel_denoiser import posterior_moments
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
-from .state_evolution import TeacherDraws, channel_average, draw_teacher
+from .state_evolution import TeacherDraws, channel_average, draw_teacher, draw_teacher_qmc
 
 __all__ = [
     "initial_operator",
+    "qmc_plan",
     "alpha_last",
     "first_layer_literal",
     "phase_two_curve",
     "alpha_first",
+    "alpha_first_refined",
     "Thresholds",
     "thresholds",
 ]
+
+SAMPLINGS = ("qmc", "mc")
 
 
 def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = DEFAULT_QUADRATURE):
@@ -49,18 +60,60 @@ def initial_operator(c: float, draws: TeacherDraws, quad: QuadratureSettings = D
     return per.mean(0), per.std(0, ddof=1) / np.sqrt(len(per)), float(mom.ess.min())
 
 
-def alpha_last(c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, n_samples: int = 20000, seed: int = 0):
-    """Initial-recovery threshold 1 / max_a K_aa and the K matrix (dict)."""
+def qmc_plan(n_samples: int, n_rep: int):
+    """Split about n_samples draws into n_rep scramblings of 2**log2_n points (log2_n >= 1, rounded down).
+
+    Returns (log2_n, total number of draws used)."""
+    if n_rep < 2:
+        raise ValueError(f"n_rep must be >= 2 (the error bar is the spread of the scramblings), got {n_rep}")
+    log2_n = max(1, int(np.floor(np.log2(max(n_samples, 2) / n_rep))))
+    return log2_n, n_rep * 2**log2_n
+
+
+def alpha_last(
+    c: float,
+    quad: QuadratureSettings = DEFAULT_QUADRATURE,
+    *,
+    n_samples: int = 20000,
+    seed: int = 0,
+    sampling: str = "qmc",
+    n_rep: int = 8,
+    show_progress: bool = False,
+):
+    """Initial-recovery threshold 1 / max_a K_aa and the K matrix (dict).
+
+    sampling "qmc": n_rep scrambled Sobol' sets of 2**log2_n points (qmc_plan; about n_samples draws in all), K is
+    their mean and K_se their spread / sqrt(n_rep); "mc": n_samples plain Monte-Carlo draws, per-draw standard
+    error.  Returns dict with alpha, alpha_se (K_se / K^2 of the leading entry), layer (1-based), K, K_se (L, L),
+    min_ess, n_used, sampling and, for qmc, K_reps (n_rep, L, L).
+    """
     check_skip(c)
-    K, K_se, ess = initial_operator(c, draw_teacher(n_samples, 2, seed), quad)
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    if sampling == "mc":
+        K, K_se, ess = initial_operator(c, draw_teacher(n_samples, 2, seed), quad)
+        extra = {"n_used": int(n_samples)}
+    else:
+        log2_n, n_used = qmc_plan(n_samples, n_rep)
+        reps, ess = [], np.inf
+        seeds = np.random.SeedSequence(seed).spawn(n_rep)
+        for s in progress(seeds, desc=f"alpha_last c={c:g} (QMC sets)") if show_progress else seeds:
+            K_r, _, e = initial_operator(c, draw_teacher_qmc(log2_n, 2, s), quad)
+            reps.append(K_r)
+            ess = min(ess, e)
+        reps = np.array(reps)
+        K, K_se = reps.mean(0), reps.std(0, ddof=1) / np.sqrt(n_rep)
+        extra = {"n_used": int(n_used), "K_reps": reps}
     a = int(np.argmax(np.diag(K)))
     return {
         "alpha": float(1.0 / K[a, a]),
         "layer": a + 1,
         "K": K,
         "K_se": K_se,
-        "min_ess": ess,
+        "min_ess": float(ess),
         "alpha_se": float(K_se[a, a] / K[a, a] ** 2),
+        "sampling": sampling,
+        **extra,
     }
 
 
@@ -113,19 +166,24 @@ def phase_two_curve(
     n_samples: int = 4000,
     seed: int = 0,
     v_reg: float = 0.0,
+    draws: TeacherDraws | None = None,
+    show_progress: bool = False,
 ):
     """Explicit phase-II fixed-point curve and first-layer growth rate on Q = diag(0, q2).
 
     q_grid: (m,) values of q2 in (0, 1).  Returns dict of arrays (m,): q2, R2, alpha = q2/((1-q2)R2), K1, K1_se,
-    min_ess.  Common random numbers across q2.
+    min_ess.  Common random numbers across q2: the given draws, else n_samples Monte-Carlo draws from seed
+    (R2_se, K1_se are per-draw standard errors, meaningful for Monte-Carlo draws only).
     """
     check_skip(c)
     q_grid = np.asarray(q_grid, dtype=np.float64)
     if np.any((q_grid <= 0) | (q_grid >= 1)):
         raise ValueError("q_grid values must lie in (0, 1)")
-    draws = draw_teacher(n_samples, 2, seed)
+    draws = draws if draws is not None else draw_teacher(n_samples, 2, seed)
     out = {k: np.empty(len(q_grid)) for k in ("R2", "R2_se", "alpha", "K1", "K1_se", "min_ess")}
-    for i, q in enumerate(q_grid):
+    idx = range(len(q_grid))
+    for i in progress(idx, desc=f"phase-II branch c={c:g}", unit="q2") if show_progress else idx:
+        q = q_grid[i]
         avg = channel_average(np.diag([0.0, q]), c, draws, quad, want_k1=True, v_reg=v_reg)
         out["R2"][i] = avg["R"][1, 1]
         out["R2_se"][i] = avg["R_se"][1, 1]
@@ -162,16 +220,208 @@ def alpha_first(curve: dict, alpha_last: float | None = None, K11: float | None 
     return {"alpha": float(a), "q2": float(q), "found": True}
 
 
+def _branch_point(q: float, c: float, reps, quad: QuadratureSettings, v_reg: float) -> dict:
+    """alpha(q2), K1(q2) and h = alpha K1 - 1 at one q2: pooled over the scramblings and per scrambling."""
+    avgs = [channel_average(np.diag([0.0, q]), c, d, quad, want_k1=True, v_reg=v_reg) for d in reps]
+    R2 = np.array([a["R"][1, 1] for a in avgs])
+    K1 = np.array([a["K1"] for a in avgs])
+    alpha_r = q / ((1.0 - q) * R2)
+    alpha = q / ((1.0 - q) * R2.mean())
+    return {
+        "q2": float(q),
+        "alpha": float(alpha),
+        "K1": float(K1.mean()),
+        "h": float(alpha * K1.mean() - 1.0),
+        "alpha_r": alpha_r,
+        "h_r": alpha_r * K1 - 1.0,
+        "min_ess": float(min(a["min_ess"] for a in avgs)),
+    }
+
+
+def alpha_first_refined(
+    c: float,
+    quad: QuadratureSettings = DEFAULT_QUADRATURE,
+    *,
+    q_grid,
+    v_reg: float = 0.0,
+    n_samples: int = 16384,
+    n_rep: int = 8,
+    seed: int = 0,
+    last: dict | None = None,
+    q_tol: float = 1e-4,
+    max_refine: int = 12,
+    quad_check: QuadratureSettings | None = None,
+    show_progress: bool = False,
+) -> dict:
+    """Self-consistent first-layer threshold with a standard error (randomised quasi-Monte-Carlo).
+
+    1. bracket: the phase-II curve on q_grid (q2 values in (0, 1)) from the first scrambling alone, and its first
+       sign change of h(q2) = alpha(q2) K1(q2) - 1 (alpha_first; the end point q2 = 0 of the branch is added when
+       last, the alpha_last record, is given);
+    2. refine: regula falsi (Illinois) on h averaged over all n_rep scramblings (about n_samples draws in all,
+       common to every q2) until the bracket is narrower than q_tol, widening it along q_grid if the pooled h does
+       not change sign there;
+    3. error bar: per scrambling r, the linearised root alpha_r(q*) - alpha'(q*) h_r(q*) / h'(q*) (slopes of the
+       pooled curve over the final bracket); the standard error is their spread / sqrt(n_rep);
+    4. quadrature check (if quad_check is given): h at the root with quad and with quad_check on the same draws;
+       alpha_grid_shift = -alpha'(q*) dh / h'(q*) is the move of the threshold under the finer quadrature.
+
+    Returns dict with alpha, alpha_se, q2, q2_se, K1 (at the root), found, how ("refined", "at alpha_last" when the
+    first layer is already unstable at the start of the branch, "none" when h < 0 on the whole grid), n_used,
+    n_evaluations, min_ess, coarse (the step-1 curve, dict of arrays) and the evaluated points (q2, alpha, h).
+    """
+    check_skip(c)
+    q_grid = np.asarray(q_grid, dtype=np.float64)
+    log2_n, n_used = qmc_plan(n_samples, n_rep)
+    reps = [draw_teacher_qmc(log2_n, 2, s) for s in np.random.SeedSequence(seed).spawn(n_rep)]
+    coarse = phase_two_curve(q_grid, c, quad, draws=reps[0], v_reg=v_reg, show_progress=show_progress)
+    first = alpha_first(coarse, *((last["alpha"], last["K"][0, 0]) if last is not None else ()))
+    base = {"n_used": int(n_used), "coarse": coarse, "v_reg": float(v_reg), "alpha_grid_shift": float("nan")}
+    if not first["found"]:
+        return {
+            **base,
+            "alpha": float("nan"),
+            "alpha_se": float("nan"),
+            "q2": float("nan"),
+            "q2_se": float("nan"),
+            "K1": float("nan"),
+            "found": False,
+            "how": "none",
+            "n_evaluations": 0,
+            "min_ess": float("nan"),
+            "points": {},
+        }
+    if first["q2"] == 0.0:
+        return {
+            **base,
+            "alpha": first["alpha"],
+            "alpha_se": float(last["alpha_se"]),
+            "q2": 0.0,
+            "q2_se": 0.0,
+            "K1": float(last["K"][0, 0]),
+            "found": True,
+            "how": "at alpha_last",
+            "n_evaluations": 0,
+            "min_ess": float("nan"),
+            "points": {},
+        }
+    cache = {}
+
+    def h_at(q):
+        if q not in cache:
+            cache[q] = _branch_point(q, c, reps, quad, v_reg)
+        return cache[q]
+
+    # bracket of the pooled h on the grid, starting from the coarse one
+    grid = np.sort(q_grid)
+    hi = int(np.searchsorted(grid, first["q2"]))
+    hi = min(max(hi, 1), len(grid) - 1)
+    lo = hi - 1
+    bar = (
+        progress(total=max_refine + 4, desc=f"alpha_first c={c:g} v_reg={v_reg:g}", unit="eval")
+        if show_progress
+        else None
+    )
+    for _ in range(len(grid)):
+        a, b = h_at(grid[lo]), h_at(grid[hi])
+        if bar is not None:
+            bar.update(1)
+        if a["h"] < 0 <= b["h"]:
+            break
+        if a["h"] >= 0 and lo > 0:
+            lo, hi = lo - 1, lo
+        elif b["h"] < 0 and hi < len(grid) - 1:
+            lo, hi = hi, hi + 1
+        else:
+            break
+    a, b = h_at(grid[lo]), h_at(grid[hi])
+    if not a["h"] < 0 <= b["h"]:
+        if bar is not None:
+            bar.close()
+        return {
+            **base,
+            "alpha": first["alpha"],
+            "alpha_se": float("nan"),
+            "q2": first["q2"],
+            "q2_se": float("nan"),
+            "K1": float("nan"),
+            "found": True,
+            "how": "coarse only (pooled h does not change sign)",
+            "n_evaluations": len(cache),
+            "min_ess": float(min(p["min_ess"] for p in cache.values())),
+            "points": _points(cache),
+        }
+    # Illinois regula falsi on the pooled h
+    ha, hb = a["h"], b["h"]
+    qa, qb = a["q2"], b["q2"]
+    side = 0
+    for _ in range(max_refine):
+        if qb - qa < q_tol:
+            break
+        q = qa - ha * (qb - qa) / (hb - ha)
+        q = float(np.clip(q, qa + 0.01 * (qb - qa), qb - 0.01 * (qb - qa)))
+        p = h_at(q)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(q2=f"{q:.6f}", h=f"{p['h']:.1e}", refresh=False)
+        if p["h"] < 0:
+            qa, ha = q, p["h"]
+            if side == -1:
+                hb *= 0.5
+            side = -1
+        else:
+            qb, hb = q, p["h"]
+            if side == 1:
+                ha *= 0.5
+            side = 1
+    if bar is not None:
+        bar.close()
+    a, b = cache[qa], cache[qb]
+    dq = b["q2"] - a["q2"]
+    dh, dal = (b["h"] - a["h"]) / dq, (b["alpha"] - a["alpha"]) / dq
+    q_star = a["q2"] - a["h"] / dh
+    t = (q_star - a["q2"]) / dq
+    alpha_star = a["alpha"] + t * (b["alpha"] - a["alpha"])
+    h_r = a["h_r"] + t * (b["h_r"] - a["h_r"])
+    al_r = a["alpha_r"] + t * (b["alpha_r"] - a["alpha_r"])
+    q_r = q_star - h_r / dh
+    first_r = al_r - dal * h_r / dh
+    shift = float("nan")
+    if quad_check is not None:
+        h0 = _branch_point(q_star, c, reps, quad, v_reg)["h"]
+        h1 = _branch_point(q_star, c, reps, quad_check, v_reg)["h"]
+        shift = float(-dal * (h1 - h0) / dh)
+    return {
+        **base,
+        "alpha_grid_shift": shift,
+        "alpha": float(alpha_star),
+        "alpha_se": float(first_r.std(ddof=1) / np.sqrt(n_rep)),
+        "q2": float(q_star),
+        "q2_se": float(q_r.std(ddof=1) / np.sqrt(n_rep)),
+        "K1": float(a["K1"] + t * (b["K1"] - a["K1"])),
+        "found": True,
+        "how": "refined",
+        "n_evaluations": len(cache),
+        "min_ess": float(min(p["min_ess"] for p in cache.values())),
+        "alpha_reps": first_r,
+        "points": _points(cache),
+    }
+
+
+def _points(cache: dict) -> dict:
+    qs = sorted(cache)
+    return {k: np.array([cache[q][k] for q in qs]) for k in ("q2", "alpha", "K1", "h")}
+
+
 @dataclass
 class Thresholds:
+    """Thresholds at one skip strength c: alpha_last (dict of alpha_last), alpha_first (dict of
+    alpha_first_refined at the given v_reg) and the literal first-layer threshold (dict of first_layer_literal)."""
+
     c: float
-    alpha_last: float
-    alpha_last_se: float
-    alpha_first: float
-    q2_at_first: float
-    alpha_first_literal: float
-    K: np.ndarray
-    curve: dict
+    alpha_last: dict
+    alpha_first: dict
+    literal: dict
 
 
 def thresholds(
@@ -179,23 +429,17 @@ def thresholds(
     q_grid,
     quad: QuadratureSettings = DEFAULT_QUADRATURE,
     *,
-    n_k: int = 20000,
-    n_curve: int = 4000,
+    n_k: int = 65536,
+    n_first: int = 16384,
+    n_rep: int = 8,
     seed: int = 0,
     n_literal: int = 200000,
+    v_reg: float = 1e-3,
 ) -> Thresholds:
-    """All three thresholds at skip strength c (noiseless model)."""
-    last = alpha_last(c, quad, n_samples=n_k, seed=seed)
-    curve = phase_two_curve(q_grid, c, quad, n_samples=n_curve, seed=seed + 1)
-    first = alpha_first(curve, last["alpha"], last["K"][0, 0])
-    lit = first_layer_literal(c, n_samples=n_literal, seed=seed + 2)
-    return Thresholds(
-        c=c,
-        alpha_last=last["alpha"],
-        alpha_last_se=last["alpha_se"],
-        alpha_first=first["alpha"],
-        q2_at_first=first["q2"],
-        alpha_first_literal=lit["alpha"],
-        K=last["K"],
-        curve=curve,
+    """All three thresholds at skip strength c; alpha_first under the paper's definition (v_reg = 1e-3) by default."""
+    last = alpha_last(c, quad, n_samples=n_k, seed=seed, n_rep=n_rep)
+    first = alpha_first_refined(
+        c, quad, q_grid=q_grid, v_reg=v_reg, n_samples=n_first, n_rep=n_rep, seed=seed + 1, last=last
     )
+    lit = first_layer_literal(c, n_samples=n_literal, seed=seed + 2)
+    return Thresholds(c=c, alpha_last=last, alpha_first=first, literal=lit)
