@@ -42,6 +42,7 @@ COST_JOBS = {
     **benchmarks(rules.p2_gamp_alpha, alpha=P2T_GAMP_ALPHAS),
     **benchmarks(rules.p2_fig1_left),
     **benchmarks(rules.p2_thresholds_c, c=P2T_SKIPS),
+    **benchmarks(rules.p2_pd_hypotheses),
     **benchmarks(rules.p2_fig1_right),
     **benchmarks(rules.p2_l3_authors_estimator),
     **benchmarks(rules.p2_fig3_left),
