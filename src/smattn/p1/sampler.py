@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..progress import progress
 from .action import Architecture
 from .network import forward_paths, order_parameter_sample
 
@@ -325,12 +326,16 @@ def run_nuts(
         jit_model_args=jit_args,
     )
     fields = ("diverging", "accept_prob", "num_steps", "adapt_state.step_size")
+    # one progress line per phase (warm-up, then each half of the samples): NumPyro's own bar redraws one line
+    bar = progress(total=1 + halves, desc=f"NUTS {num_chains} chain(s) x ({num_warmup} + {num_samples})", unit="phase")
     t0 = time.perf_counter()
     mcmc.warmup(jax.random.PRNGKey(seed), *args, extra_fields=fields, collect_warmup=False)
     jax.block_until_ready(mcmc.post_warmup_state)
     t1 = time.perf_counter()
+    bar.set_postfix(phase="warm-up done", refresh=False)
+    bar.update(1)
     parts, times = [], []
-    for _ in range(halves):
+    for half in range(halves):
         ts = time.perf_counter()
         mcmc.run(mcmc.post_warmup_state.rng_key, *args, extra_fields=fields)
         smp = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
@@ -338,6 +343,9 @@ def run_nuts(
         times.append(time.perf_counter() - ts)
         parts.append((smp, ext))
         mcmc.post_warmup_state = mcmc.last_state
+        bar.set_postfix(phase=f"samples {half + 1}/{halves}", refresh=False)
+        bar.update(1)
+    bar.close()
     t2 = time.perf_counter()
 
     def cat(i, k):
