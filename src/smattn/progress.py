@@ -70,7 +70,7 @@ def progress(iterable: Iterable | None = None, *, desc: str, total: int | None =
         mininterval=interval_s(),
         maxinterval=max(interval_s(), 10.0),
         ascii=True,
-        ncols=100,
+        ncols=None,  # no width limit: a log line keeps its whole postfix (the bar itself stays 10 wide)
         dynamic_ncols=False,
         leave=True,
     )

@@ -37,3 +37,13 @@ def test_bad_interval_is_named(monkeypatch, raw):
     monkeypatch.setenv("SMATTN_PROGRESS_INTERVAL", raw)
     with pytest.raises(ValueError, match="SMATTN_PROGRESS_INTERVAL"):
         prog.interval_s()
+
+
+def test_a_long_postfix_is_not_cut(monkeypatch):
+    buf = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", buf)
+    monkeypatch.setenv("SMATTN_PROGRESS_INTERVAL", "1000")
+    with prog.progress(total=1, desc="state evolution sweep at depth three", mininterval=0.0) as bar:
+        bar.set_postfix(alpha="2", Q_diag=[0.9671, 0.9612, 0.9999], converged=True, iterations=23, refresh=False)
+        bar.update(1)
+    assert "iterations=23" in buf.getvalue()

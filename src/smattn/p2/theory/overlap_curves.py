@@ -162,11 +162,11 @@ def se_sweep(
         )
         Qs[i], it[i], resid[i], conv[i], ess[i] = r.Q, r.iterations, r.residual, r.converged, r.min_ess
         Q_prev = r.Q
-        print(
-            f"L={L} SE alpha={alphas[i]:g}: {r.iterations} iterations, converged {r.converged}, "
-            f"Q diag {np.round(np.diag(r.Q), 4).tolist()}",
-            flush=True,
-        )
+        # the progress line of each alpha carries its result (mininterval 0: one line per alpha)
+        bar.set_postfix(
+            alpha=f"{alphas[i]:g}", iterations=r.iterations, converged=r.converged,
+            Q_diag=np.round(np.diag(r.Q), 4).tolist(), refresh=False,
+        )  # fmt: skip
         bar.update(1)
     bar.close()
     return {"alpha": alphas, "Q": Qs, "iterations": it, "residual": resid, "converged": conv, "min_ess": ess}
