@@ -15,8 +15,9 @@ def main(io):
     import torch
 
     import smattn
+    from smattn.data.fetch import file_digests
     from smattn.device import torch_device
-    from smattn.io import atomic_path, sha256_file, write_json
+    from smattn.io import atomic_path, write_json
     from smattn.p1.images.datasets import load_store
     from smattn.p1.images.export import sequence_context, validation_tasks
     from smattn.p1.images.tasks import TaskSampler
@@ -55,7 +56,7 @@ def main(io):
     sampler = TaskSampler(store["train_images"], labels, pos)
     val = validation_tasks(store, cfg.seed, cfg.n_val)
     # other settings, other input data or another package version never share a state
-    data_sha = sha256_file(io.input.store)
+    data_sha = file_digests(io.input.store)["sha256"]
     state = Path(p.state_dir) / f"train_state_{state_key(cfg, data_sha, smattn.__version__)}.pt"
     print(
         f"resumable state: {state} ({'found' if state.exists() else 'new'}; data sha256 {data_sha[:12]}, smattn "

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import hashlib
 import json
 import math
 import os
@@ -33,15 +32,6 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
-
-
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file's bytes (read in chunks of ``chunk`` bytes)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -138,3 +128,4 @@ def save_figure(fig, png_path: str | os.PathLike, pdf_path: str | os.PathLike | 
 def fmt_id(x: float) -> str:
     """Number as it appears inside a metric id: Python ``format(x, "g")``."""
     return format(x, "g")
+
