@@ -18,7 +18,7 @@ def main(io):
     from smattn.device import jax_setup
 
     jax_setup(x64=True)
-    from smattn.io import atomic_path, write_json
+    from smattn.io import write_json, write_npz
     from smattn.p1 import hmc_task as H
     from smattn.p1.action import Architecture
     from smattn.p1.alignment import pc_overlaps
@@ -99,19 +99,17 @@ def main(io):
     out["alignment"] = {"N": runs[0]["N"], "gp": ov_gp.tolist(), "renormalised": ov_rn.tolist()}
     C = path_path_kernels(xi)
     same = np.stack([C[i, i] for i in range(Htot)])
-    with atomic_path(io.output.kernels) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                K_gp=K_gp,
-                K_rn=K_rn,
-                same_path=same,
-                paths=np.array(spec["paths"]),
-                y=train.y,
-                overlap_gp=ov_gp,
-                overlap_rn=ov_rn,
-                N=runs[0]["N"],
-            )
+    write_npz(
+        io.output.kernels,
+        K_gp=K_gp,
+        K_rn=K_rn,
+        same_path=same,
+        paths=np.array(spec["paths"]),
+        y=train.y,
+        overlap_gp=ov_gp,
+        overlap_rn=ov_rn,
+        N=runs[0]["N"],
+    )
     write_json(io.output.theory, out)
 
 

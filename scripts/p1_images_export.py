@@ -4,8 +4,6 @@ its fixed query/key weights, value/readout weights, U_GD and the balanced sequen
 
 import json
 
-import numpy as np
-
 from smattn.scriptio import run
 
 
@@ -13,7 +11,7 @@ def main(io):
     import torch
 
     from smattn.device import torch_device
-    from smattn.io import atomic_path, write_json, write_metrics
+    from smattn.io import write_json, write_metrics, write_npz
     from smattn.p1.images.datasets import load_store
     from smattn.p1.images.export import export_for_theory, gd_accuracies
     from smattn.p1.images.training import model_from_checkpoint
@@ -31,9 +29,7 @@ def main(io):
         print(f"GD {model_name} accuracy on {k}: {v['acc']:.4f} (n = {v['n']})")
     model.to("cpu")
     ex = export_for_theory(model, store, seed, int(p.P), int(p.n_test), int(p.n_train_pool), int(p.n_test_pool))
-    with atomic_path(io.output.export) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **ex)
+    write_npz(io.output.export, **ex)
     write_json(
         io.output.gd_eval,
         {

@@ -3,22 +3,18 @@
 
 from pathlib import Path
 
-import numpy as np
-
 from smattn.scriptio import run
 
 
 def main(io):
-    from smattn.io import atomic_path
+    from smattn.io import write_npz
     from smattn.p1.images.datasets import omniglot_store, ood_store
 
     store = omniglot_store(io.input.omniglot_background, io.input.omniglot_evaluation)
     store.update(ood_store(Path(io.input.mnist[0]).parent, Path(io.input.fashion[0]).parent))
     for k, v in store.items():
         print(f"{k}: {v.shape} {v.dtype}")
-    with atomic_path(io.output.store) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **store)
+    write_npz(io.output.store, **store)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ def main(io):
     from smattn.device import jax_setup
 
     jax_setup(x64=True)
-    from smattn.io import atomic_path, write_json
+    from smattn.io import write_json, write_npz
     from smattn.p1.alignment import pc_overlaps
     from smattn.p1.images.theory_grid import TEST_SETS, attentioned_sets, gp_line, run_grid, select_temperature
     from smattn.p1.kernels import kernel_U
@@ -75,9 +75,7 @@ def main(io):
         arrays[f"acc_selected_{s}"] = np.array([sel[N]["acc"][s] for N in widths])
         arrays[f"gp_acc_{s}"] = np.array([g["acc"][s] for g in gp["scan"]])
         arrays[f"gp_acc_selected_{s}"] = np.array(gp["acc"][s])
-    with atomic_path(io.output.theory) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+    write_npz(io.output.theory, **arrays)
     write_json(
         io.output.summary,
         {

@@ -9,7 +9,7 @@ from smattn.scriptio import run
 
 def main(io):
     from smattn.device import jax_setup
-    from smattn.io import atomic_path, write_json
+    from smattn.io import write_json, write_npz
     from smattn.p1.action import Architecture
     from smattn.p1.attention import attentioned_inputs_from_heads
     from smattn.p1.images.tasks import balanced_subset
@@ -41,8 +41,7 @@ def main(io):
         raise RuntimeError(f"theory U did not converge: g_max = {res.g_max:.3g} after {res.steps} steps (tol {p.tol})")
     if np.linalg.eigvalsh(res.U).min() <= 0:
         raise RuntimeError("theory U is not positive definite")
-    with atomic_path(io.output.U) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, U=res.U, heads=np.array(heads), N=float(p.N), T=float(p.T), P=P)
+    write_npz(io.output.U, U=res.U, heads=np.array(heads), N=float(p.N), T=float(p.T), P=P)
     write_json(io.output.summary, {"heads": heads, "P": P, "N": float(p.N), "T": float(p.T), **summary})
 
 

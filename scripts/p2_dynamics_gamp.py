@@ -14,7 +14,7 @@ from smattn.scriptio import run
 
 
 def main(io):
-    from smattn.io import atomic_path
+    from smattn.io import write_npz
     from smattn.p2.theory.gamp import run_gamp
 
     p = io.params
@@ -37,19 +37,17 @@ def main(io):
             f"{res.test_error[t]:.4f}; ||M^t - M^(t-1)|| = {res.delta[t]:.2e}; min ESS {res.min_ess[t]:.1f}",
             flush=True,
         )
-    with atomic_path(io.output.run) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                M=res.M,
-                Q=res.Q,
-                test_error=res.test_error,
-                delta=res.delta,
-                min_ess=res.min_ess,
-                teacher_sq_norm=tsq,
-                wall_s=wall,
-                config=json.dumps(cfg),
-            )
+    write_npz(
+        io.output.run,
+        M=res.M,
+        Q=res.Q,
+        test_error=res.test_error,
+        delta=res.delta,
+        min_ess=res.min_ess,
+        teacher_sq_norm=tsq,
+        wall_s=wall,
+        config=json.dumps(cfg),
+    )
     print(
         f"[gamp] run {r}: {p.iterations} iterations in {wall:.1f} s; final ||M^t - M^(t-1)||_F = {res.delta[-1]:.2e}",
         flush=True,

@@ -6,8 +6,6 @@ test_error (runs, K), teacher_sq_norm (2,), records_per_epoch, wall_s and the co
 
 import json
 
-import numpy as np
-
 from smattn.scriptio import run
 
 
@@ -15,7 +13,7 @@ def main(io):
     from smattn.device import jax_setup
 
     platform = jax_setup(x64=True)
-    from smattn.io import atomic_path
+    from smattn.io import write_npz
     from smattn.p2.dynamics.sgd import SGDConfig, train_sgd
 
     p = io.params
@@ -36,23 +34,21 @@ def main(io):
     print(f"[sgd] JAX platform {platform}; config {json.dumps(cfg.as_dict())}", flush=True)
     out = train_sgd(cfg, progress=lambda s: print(s, flush=True))
     W = out["W"]
-    with atomic_path(io.output.runs) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                m=out["m"],
-                q=out["q"],
-                m0=out["m0"],
-                q0=out["q0"],
-                train_loss=out["train_loss"],
-                test_epochs=out["test_epochs"],
-                test_error=out["test_error"],
-                teacher_sq_norm=(W * W).sum(1) / cfg.d,
-                records_per_epoch=cfg.n_batches,
-                wall_s=out["wall_s"],
-                platform=platform,
-                config=json.dumps(cfg.as_dict()),
-            )
+    write_npz(
+        io.output.runs,
+        m=out["m"],
+        q=out["q"],
+        m0=out["m0"],
+        q0=out["q0"],
+        train_loss=out["train_loss"],
+        test_epochs=out["test_epochs"],
+        test_error=out["test_error"],
+        teacher_sq_norm=(W * W).sum(1) / cfg.d,
+        records_per_epoch=cfg.n_batches,
+        wall_s=out["wall_s"],
+        platform=platform,
+        config=json.dumps(cfg.as_dict()),
+    )
     print(f"[sgd] {cfg.n_runs} runs x {cfg.epochs} epochs in {out['wall_s']:.1f} s", flush=True)
 
 

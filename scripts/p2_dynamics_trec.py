@@ -7,8 +7,6 @@ train_loss (steps,), steps_per_epoch, wall_s, device and the configuration as JS
 import json
 from pathlib import Path
 
-import numpy as np
-
 from smattn.scriptio import run
 
 
@@ -16,7 +14,7 @@ def main(io):
     from smattn.data.trec import load_trec
     from smattn.data.wordpiece import make_tokenizer
     from smattn.device import torch_device
-    from smattn.io import atomic_path
+    from smattn.io import write_npz
     from smattn.p2.dynamics.trec import TRECConfig, encode_questions, train_trec_run
 
     p = io.params
@@ -52,20 +50,18 @@ def main(io):
         vocab_size=vocab_size,
         progress=lambda s: print(s, flush=True),
     )
-    with atomic_path(io.output.run) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                similarity=out["similarity"],
-                val_accuracy=out["val_accuracy"],
-                train_loss=out["train_loss"],
-                steps_per_epoch=out["steps_per_epoch"],
-                wall_s=out["wall_s"],
-                n_train=out["n_train"],
-                n_val=out["n_val"],
-                device=str(device),
-                config=json.dumps(cfg.as_dict()),
-            )
+    write_npz(
+        io.output.run,
+        similarity=out["similarity"],
+        val_accuracy=out["val_accuracy"],
+        train_loss=out["train_loss"],
+        steps_per_epoch=out["steps_per_epoch"],
+        wall_s=out["wall_s"],
+        n_train=out["n_train"],
+        n_val=out["n_val"],
+        device=str(device),
+        config=json.dumps(cfg.as_dict()),
+    )
     print(
         f"[trec] rep {rep}: {out['n_steps']} steps in {out['wall_s']:.1f} s "
         f"({out['n_steps'] / out['wall_s']:.1f} steps/s); final val acc {out['val_accuracy'][-1]:.4f}",

@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from smattn.io import atomic_path
+from smattn.io import write_npz
 from smattn.p2.theory.gamp import run_gamp
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.progress import progress
@@ -38,9 +38,7 @@ def main(io):
             f"alpha={alpha} run {r}: |M11|={abs(res.M[-1, 0, 0]):.4f} |M22|={abs(res.M[-1, 1, 1]):.4f} "
             f"err={res.test_error[-1]:.4f} ({recs['time_s'][-1]:.1f} s)"
         )
-    with atomic_path(io.output.npz) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, alpha=alpha, d=P.d, **{k: np.asarray(v) for k, v in recs.items()})
+    write_npz(io.output.npz, alpha=alpha, d=P.d, **{k: np.asarray(v) for k, v in recs.items()})
 
 
 if __name__ == "__main__":

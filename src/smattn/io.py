@@ -129,3 +129,10 @@ def fmt_id(x: float) -> str:
     """Number as it appears inside a metric id: Python ``format(x, "g")``."""
     return format(x, "g")
 
+
+def write_npz(path: str | os.PathLike, **arrays) -> None:
+    """Write ``arrays`` (name -> array-like) to an uncompressed ``.npz`` file atomically."""
+    import numpy as np
+
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
