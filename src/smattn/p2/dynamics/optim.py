@@ -33,6 +33,18 @@ __all__ = ["OPTIMIZERS", "TransformersAdamW", "FusedTransformersAdamW", "make_ad
 OPTIMIZERS = ("torch_adamw", "transformers_adamw")
 
 
+def _check_hyperparameters(name: str, lr: float, betas, eps: float, weight_decay: float) -> None:
+    """The same bounds for both variants: lr > 0, betas in [0, 1), eps > 0, weight_decay >= 0."""
+    if not lr > 0:
+        raise ValueError(f"{name}: lr must be > 0, got {lr}")
+    if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+        raise ValueError(f"{name}: betas must lie in [0, 1), got {betas}")
+    if not eps > 0:
+        raise ValueError(f"{name}: eps must be > 0, got {eps}")
+    if not weight_decay >= 0:
+        raise ValueError(f"{name}: weight_decay must be >= 0, got {weight_decay}")
+
+
 class TransformersAdamW(torch.optim.Optimizer):
     """AdamW with the ``transformers`` placement of epsilon and of the weight decay (module docstring).
 
@@ -47,14 +59,7 @@ class TransformersAdamW(torch.optim.Optimizer):
         eps: float = 1e-6,
         weight_decay: float = 0.0,
     ):
-        if not lr > 0:
-            raise ValueError(f"TransformersAdamW: lr must be > 0, got {lr}")
-        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
-            raise ValueError(f"TransformersAdamW: betas must lie in [0, 1), got {betas}")
-        if not eps > 0:
-            raise ValueError(f"TransformersAdamW: eps must be > 0, got {eps}")
-        if not weight_decay >= 0:
-            raise ValueError(f"TransformersAdamW: weight_decay must be >= 0, got {weight_decay}")
+        _check_hyperparameters("TransformersAdamW", lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
 
     @torch.no_grad()
@@ -107,10 +112,7 @@ class FusedTransformersAdamW(torch.optim.AdamW):
         eps: float = 1e-6,
         weight_decay: float = 0.0,
     ):
-        if not eps > 0:
-            raise ValueError(f"FusedTransformersAdamW: eps must be > 0, got {eps}")
-        if not weight_decay >= 0:
-            raise ValueError(f"FusedTransformersAdamW: weight_decay must be >= 0, got {weight_decay}")
+        _check_hyperparameters("FusedTransformersAdamW", lr, betas, eps, weight_decay)
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=0.0, fused=True)
         for group in self.param_groups:
             group["base_eps"], group["decoupled_wd"], group["group_step"] = eps, weight_decay, 0
