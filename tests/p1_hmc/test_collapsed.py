@@ -99,3 +99,19 @@ def test_gp_mean_is_the_conditional_mean_of_the_full_network_and_gibbs_draws_mat
     se = np.sqrt(np.diag(cov) / 4000)
     np.testing.assert_array_less(np.abs(d.mean(axis=0) - mean_v), 5 * se)
     np.testing.assert_allclose(np.cov(d.T), cov, atol=0.1 * np.abs(cov).max())
+
+
+def test_cholesky_and_inverse_lapack_and_xla_agree_and_flag_indefinite_matrices():
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((30, 40))
+    S = jnp.asarray(A @ A.T / 40 + 0.1 * np.eye(30))
+    for fn in (jax.jit(C.cholesky_and_inverse), jax.jit(C.xla_cholesky_and_inverse)):
+        L, S_inv = fn(S)
+        np.testing.assert_allclose(np.asarray(L), np.linalg.cholesky(np.asarray(S)), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(S_inv), np.linalg.inv(np.asarray(S)), rtol=1e-8, atol=1e-10)
+        # not positive definite: NaN (a divergence for NUTS), never a silently wrong factor
+        L_bad, inv_bad = fn(S - 10.0 * jnp.eye(30))
+        assert np.isnan(np.asarray(L_bad)).any() and np.isnan(np.asarray(inv_bad)).any()
+    # inside a vmap (vectorised chains) the callback runs per element
+    L_b, inv_b = jax.vmap(C.cholesky_and_inverse)(jnp.stack([S, 2.0 * S]))
+    np.testing.assert_allclose(np.asarray(inv_b[1]), np.linalg.inv(2.0 * np.asarray(S)), rtol=1e-8, atol=1e-10)

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import cho_solve, solve_triangular
+from scipy.linalg import lapack
 
 from .kernels import PathGram
 from .network import effective_weights
@@ -41,10 +42,10 @@ class CollapsedData:
 
     xbar_train: [P, H_tot, D], xbar_test: [P_test, H_tot, D] un-normalised path-attended inputs; y: [P];
     sigma0_sq: prior variance of ``V0``; dtype: a JAX float dtype. Attributes (JAX arrays of ``dtype``):
-    ``G`` [n_pairs, P * P] (the flattened symmetrised Gram of :class:`~smattn.p1.kernels.PathGram` of
-    ``sqrt(sigma0_sq) xbar / sqrt(D H_tot)``, or None when it would exceed ``gram_max_bytes``; then ``K_U`` is
-    contracted from ``xbar`` directly, P^2 H_tot D per evaluation instead of n_pairs P^2), ``iu`` the upper-triangle
-    indices, ``xb``/``xt`` the scaled inputs, ``y``.
+    ``G`` [n_pairs, P (P + 1) / 2] (the upper triangles, row-major, of the symmetrised Gram matrices of
+    :class:`~smattn.p1.kernels.PathGram` of ``sqrt(sigma0_sq) xbar / sqrt(D H_tot)``, or None when it would exceed
+    ``gram_max_bytes``; then ``K_U`` is contracted from ``xbar`` directly, P^2 H_tot D per evaluation instead of
+    n_pairs P^2 / 2), ``iu`` the upper-triangle indices of U, ``xb``/``xt`` the scaled inputs, ``y``.
     """
 
     def __init__(self, xbar_train, y, xbar_test, sigma0_sq: float, dtype, gram_max_bytes: float = 1.0e9):
@@ -61,9 +62,13 @@ class CollapsedData:
         self.iu = np.triu_indices(Htot)
         n_pairs = len(self.iu[0])
         itemsize = np.dtype(np.float64 if dtype == jnp.float64 else np.float32).itemsize
-        use_gram = n_pairs * P * P * itemsize <= gram_max_bytes
-        # flattened [n_pairs, P * P]: XLA's CPU contraction over two trailing axes is ~20x slower than a matvec
-        self.G = jnp.asarray(PathGram(xi).G.reshape(n_pairs, P * P), dtype) if use_gram else None
+        n_tri = P * (P + 1) // 2
+        use_gram = n_pairs * n_tri * itemsize <= gram_max_bytes
+        # [n_pairs, P (P + 1) / 2]: K_U is symmetric, so only the upper triangles are stored. Reading this tensor
+        # bounds the cost of a gradient (once for K_U, once for its vector-Jacobian product), and the triangle halves
+        # it (benchmarks/p1_hmc_nuts.py --images-export ...). A matvec on a flat matrix: XLA's CPU contraction over two
+        # trailing axes is ~20x slower.
+        self.G = jnp.asarray(PathGram(xi).G[:, *np.triu_indices(P)], dtype) if use_gram else None
         self.xb = jnp.asarray(xi, dtype)
         self.xt = jnp.asarray(xbar_test * scale, dtype)
         self.y = jnp.asarray(y, dtype)
@@ -79,12 +84,13 @@ class CollapsedData:
 
 
 def train_kernel(U, gram_or_xb, iu=None):
-    """K_U on the training set [P, P] for a symmetric U [H_tot, H_tot]: from the flattened Gram tensor
-    [n_pairs, P * P] when ``iu`` (its upper-triangle indices) is given, else from the scaled inputs [P, H_tot, D] by
-    direct contraction."""
+    """K_U on the training set [P, P] for a symmetric U [H_tot, H_tot]: from the Gram tensor's upper triangles
+    [n_pairs, P (P + 1) / 2] when ``iu`` (U's upper-triangle indices) is given, else from the scaled inputs
+    [P, H_tot, D] by direct contraction."""
     if iu is not None:
-        P = math.isqrt(int(gram_or_xb.shape[1]))
-        return (U[iu] @ gram_or_xb).reshape(P, P)
+        P = (math.isqrt(8 * int(gram_or_xb.shape[1]) + 1) - 1) // 2
+        upper = jnp.zeros((P, P), gram_or_xb.dtype).at[np.triu_indices(P)].set(U[iu] @ gram_or_xb)
+        return upper + jnp.triu(upper, 1).T
     return jnp.einsum("apd,pq,bqd->ab", gram_or_xb, U, gram_or_xb)
 
 
@@ -97,14 +103,45 @@ def gaussian_log_density(S, y):
     return _gaussian_log_density_fwd(S, y)[0]
 
 
+def _lapack_cholesky_and_inverse(S):
+    """NumPy callback: (lower Cholesky factor, inverse) of an SPD S [P, P] by LAPACK potrf + potri; NaN if S is not
+    positive definite (as jnp.linalg.cholesky, so that NUTS sees a divergence)."""
+    S = np.asarray(S)
+    potrf, potri = lapack.get_lapack_funcs(("potrf", "potri"), (S,))
+    C, info = potrf(S, lower=1, clean=1)
+    if info != 0:
+        nan = np.full_like(S, np.nan)
+        return nan, nan
+    inv, info = potri(C, lower=1)
+    inv = np.tril(inv) + np.tril(inv, -1).T
+    return C, inv
+
+
+def cholesky_and_inverse(S):
+    """Lower Cholesky factor C and S^{-1} of an SPD S [P, P] (JAX arrays).
+
+    On the CPU through LAPACK's potri (inverse from the factor, P^3 / 3 flops after the factorisation), measured
+    2.2x faster than XLA's triangular solve against the identity plus the product C^-T C^-1 at P = 600
+    (benchmarks/p1_hmc_nuts.py times the whole gradient); elsewhere (GPU) with XLA's operations."""
+    if jax.default_backend() == "cpu":
+        shape = jax.ShapeDtypeStruct(S.shape, S.dtype)
+        return jax.pure_callback(_lapack_cholesky_and_inverse, (shape, shape), S, vmap_method="sequential")
+    return xla_cholesky_and_inverse(S)
+
+
+def xla_cholesky_and_inverse(S):
+    """:func:`cholesky_and_inverse` with XLA's operations only (any backend)."""
+    C = jnp.linalg.cholesky(S)
+    C_inv = solve_triangular(C, jnp.eye(S.shape[0], dtype=S.dtype), lower=True)
+    return C, C_inv.T @ C_inv
+
+
 def _gaussian_log_density_fwd(S, y):
     P = y.shape[0]
-    C = jnp.linalg.cholesky(S)
+    C, S_inv = cholesky_and_inverse(S)
     z = solve_triangular(C, y, lower=True)
-    alpha = solve_triangular(C.T, z, lower=False)
-    C_inv = solve_triangular(C, jnp.eye(P, dtype=S.dtype), lower=True)
     value = -0.5 * jnp.dot(z, z) - jnp.sum(jnp.log(jnp.diag(C))) - 0.5 * P * _LOG_2PI
-    return value, (alpha, C_inv.T @ C_inv)
+    return value, (S_inv @ y, S_inv)
 
 
 def _gaussian_log_density_bwd(res, g):
