@@ -112,3 +112,27 @@ def test_bad_inputs_raise_clear_errors():
         QuadratureSettings(n1d=1)
     with pytest.raises(ValueError, match="y01 \\+ y10"):
         y_to_logits(np.array([0.7, 0.6]))
+
+
+def test_ridge_grid_matches_gauss_hermite_where_both_converge_and_converges_at_small_skip():
+    from smattn.p2.theory.attention_link import link_logits
+    from smattn.p2.theory.channel_denoiser import posterior_moments
+    from smattn.p2.theory.quadrature import QuadratureSettings
+
+    rng = np.random.default_rng(3)
+    Z = rng.standard_normal((40, 2, 2))
+    om = 0.5 * Z + 0.2 * rng.standard_normal((40, 2, 2))
+    V = np.array([[0.75, 0.0], [0.0, 0.6]])
+
+    def moments(c, n1d, ridge_c):
+        m = posterior_moments(link_logits(Z, c), om, V, c, QuadratureSettings(n1d=n1d, method="A", ridge_c=ridge_c))
+        return m.mean, m.cov, m.log_norm
+
+    # c = 0.3: no ridge to speak of; the rotated sinh grid and the Gauss-Hermite grid give the same integrals
+    for a, b in zip(moments(0.3, 96, 0.0), moments(0.3, 24, 1.0), strict=True):
+        np.testing.assert_allclose(b, a, atol=2e-5)
+    # c = 1e-4: the 1/det A_c ridge is ~0.014 wide. The ridge grid converges (mean error 1e-3 at 32 x 64 nodes,
+    # 2e-4 at 48 x 96, against 64 x 128), where a Gauss-Hermite grid is still off by O(0.1) at 96^2 nodes
+    ref = moments(1e-4, 64, 0.05)[0]
+    assert np.abs(moments(1e-4, 32, 0.05)[0] - ref).max() < 2e-3
+    assert np.abs(moments(1e-4, 48, 0.0)[0] - ref).max() > 0.1

@@ -37,7 +37,7 @@ from .attention_link import (
 )
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
 
-__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation"]
+__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid"]
 
 PRIOR_SHARE = 0.2  # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
@@ -141,6 +141,47 @@ def _configurations(L, x, omega, sd, u, c):
         Z[:, 1, :, 2] = -z3
         logj = np.broadcast_to((ld1 + ld2)[:, None, :], (n, 2, G))
     return Z.reshape(n, -1, L, 2), np.ascontiguousarray(logj).reshape(n, -1)
+
+
+def ridge_grid(omega1, sd1: float, c: float, n1d: int):
+    """First-layer nodes for L = 2, parametrisation "A", resolving the ridge of 1/det A_c(z1) on z11 = z12.
+
+    det A_c(z1) = (1 + c)(c + 1 - p - q) and 1 - p - q ~ (z11 - z12)^2 / 4 near the diagonal, so the weight
+    1/det A_c is a peak of width ~ sqrt(2c) in v = (z11 - z12)/sqrt(2), centred on v = 0 whatever omega is: for
+    c <= 0.01 a Gauss-Hermite grid centred on omega misses it. Here z1 is rotated to (u, v) with
+    u = (z11 + z12)/sqrt(2) on n1d Gauss-Hermite nodes around omega_u (scale sd1), and v = a sinh(t), a = sqrt(2c),
+    on 2 n1d uniform nodes in t covering |v| <= max |omega_v| + 8 sd1 (the trapezoid rule in t converges
+    exponentially for integrands that are smooth in t; the sinh map spaces the v nodes geometrically from a).
+
+    omega1: (n, 2) first-layer means; sd1: proposal scale. Returns z1 (n, G, 2) and node log-weights lw (G,)
+    (with the same constants dropped as the Gauss-Hermite grid's importance weights, so log_norm is comparable).
+    """
+    omega1 = np.asarray(omega1, dtype=np.float64)
+    a = np.sqrt(2.0 * c)
+    uh, lwu = gauss_hermite_grid(n1d, 1)
+    reach = np.max(np.abs(omega1[:, 0] - omega1[:, 1])) / np.sqrt(2.0) + 8.0 * sd1
+    t = np.linspace(-1.0, 1.0, 2 * n1d) * np.arcsinh(reach / a)
+    v = a * np.sinh(t)
+    # v: Lebesgue weights a h cosh(t), divided by the proposal normalisation sqrt(2 pi) sd1 that the 2-D
+    # Gauss-Hermite importance weights drop
+    lwv = np.log(a * (t[1] - t[0]) * np.cosh(t)) - np.log(np.sqrt(2.0 * np.pi) * sd1)
+    lw_u = lwu + 0.5 * uh[:, 0] ** 2
+    u = (omega1[:, 0] + omega1[:, 1])[:, None] / np.sqrt(2.0) + sd1 * uh[None, :, 0]  # (n, n1d)
+    U = np.repeat(u, len(v), axis=1)  # (n, G), G = n1d * 2 n1d, u-major
+    Vv = np.tile(v, n1d)[None, :]
+    z1 = np.stack([(U + Vv) / np.sqrt(2.0), np.broadcast_to((U - Vv) / np.sqrt(2.0), U.shape)], axis=-1)
+    return z1, (lw_u[:, None] + lwv[None, :]).ravel()
+
+
+def _configurations_l2(x, z1, c):
+    """L = 2, parametrisation "A" on given first-layer nodes z1 (n, G, 2): Z (n, 2G, 2, 2) and logj (n, 2G)."""
+    n, G, _ = z1.shape
+    z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
+    Z = np.empty((n, 2, G, 2, 2))
+    Z[:, :, :, 0] = z1[:, None]
+    Z[:, 0, :, 1] = z2
+    Z[:, 1, :, 1] = -z2
+    return Z.reshape(n, 2 * G, 2, 2), np.broadcast_to(logdet[:, None, :], (n, 2, G)).reshape(n, 2 * G)
 
 
 def _dz2_dz1(z1, z2, c):
@@ -346,6 +387,11 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
     log_norm = np.empty(n)
     ess = np.empty(n)
     lwp_b = np.tile(lwp, nodes // u.shape[0]) if method != "A*" else None
+    ridge = L == 2 and method == "A" and c < quad.ridge_c
+    if ridge:
+        z1_ridge, lw_ridge = ridge_grid(omega[:, 0, :], float(sd[0]), c, n1d)
+        lwp_b = np.tile(lw_ridge, 2)
+        per = max(1, int(quad.chunk_elems // (lwp_b.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
         for i0 in range(0, n, per):
@@ -357,6 +403,9 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
         sl = slice(i0, min(n, i0 + per))
         if method == "A*":
             Z, off = _configurations_local(x[sl], omega[sl], V, c, u, lw, inflate, u_loc, lw_loc)
+        elif ridge:
+            Z, logj = _configurations_l2(x[sl], z1_ridge[sl], c)
+            off = lwp_b[None, :] - logj
         else:
             Z, logj = _configurations(L, x[sl], omega[sl], sd, u, c)
             off = lwp_b[None, :] - logj

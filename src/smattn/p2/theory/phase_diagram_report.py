@@ -101,9 +101,8 @@ def phase_diagram_report(
             f"at every c. Rows of the CSV with alpha2 below this bound: {_fmt_cs(csv_below)}. Our rows more than "
             f"two standard errors below it: {_fmt_cs(ours_below)}. At c = {c[big]:g} the CSV's alpha2 = "
             f"{a2b:.4f} = 1/{1 / a2b:.2f}, {a2b / a_last[big]:.2f} x ours ({a_last[big]:.4f}). Rows whose "
-            f"quadrature check moves alpha_last by more than max(2 se, 0.001): {_fmt_cs(grid_bad)} (the 1/det A_c "
-            "factor of the posterior is singular on z11 = z12 as c -> 0; there the grid error, not the "
-            "sampling error, limits the precision)."
+            f"quadrature check moves alpha_last by more than max(2 se, 0.001): {_fmt_cs(grid_bad)} (below c = 0.05 "
+            "the first-layer grid is the rotated sinh grid that resolves the 1/det A_c ridge on z11 = z12)."
         ),
         "",
     ]

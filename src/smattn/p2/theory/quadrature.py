@@ -54,6 +54,8 @@ class QuadratureSettings:
     inflate: "A*": factor on the Laplace standard deviation of each mode-centred grid.
     n_local: "A*": nodes per dimension of each mode-centred grid.
     chunk_elems: samples are processed in chunks of about this many array elements (memory only, not the result).
+    ridge_c: L = 2, parametrisation "A": below this skip strength the first-layer grid resolves the ridge of
+        1/det A_c on z11 = z12 (:func:`~.channel_denoiser.ridge_grid`, n1d x 2 n1d nodes); 0 switches it off.
     """
 
     n1d: int | None = None
@@ -63,6 +65,7 @@ class QuadratureSettings:
     inflate: float = 2.0
     n_local: int = 16
     chunk_elems: int = 1_500_000
+    ridge_c: float = 0.05
 
     def __post_init__(self):
         if self.n1d is not None and (not _is_int(self.n1d) or self.n1d < 2):
@@ -79,6 +82,8 @@ class QuadratureSettings:
                 raise ValueError(f"QuadratureSettings.{name} must be a finite number > 0, got {v!r}")
         if not _is_int(self.n_local) or self.n_local < 2:
             raise ValueError(f"QuadratureSettings.n_local must be an integer >= 2, got {self.n_local!r}")
+        if isinstance(self.ridge_c, bool) or not (np.isfinite(self.ridge_c) and self.ridge_c >= 0):
+            raise ValueError(f"QuadratureSettings.ridge_c must be a finite number >= 0, got {self.ridge_c!r}")
         if not _is_int(self.chunk_elems) or self.chunk_elems < 1:
             raise ValueError(f"QuadratureSettings.chunk_elems must be an integer >= 1, got {self.chunk_elems!r}")
 
