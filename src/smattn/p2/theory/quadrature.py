@@ -39,6 +39,7 @@ def gauss_hermite_grid(n1d: int, dim: int):
 
 
 PARAMETRISATIONS = ("auto", "A", "A*")
+BACKENDS = ("jax", "numpy")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class QuadratureSettings:
     inflate: "A*": factor on the Laplace standard deviation of each mode-centred grid.
     n_local: "A*": nodes per dimension of each mode-centred grid.
     chunk_elems: samples are processed in chunks of about this many array elements (memory only, not the result).
+    backend: "jax" (compiled, float64) or "numpy" (the reference) for the L = 3 grid of parametrisation "A"
+        (:mod:`~.depth3_grid`); the other cases always run in NumPy.
     """
 
     n1d: int | None = None
@@ -63,6 +66,7 @@ class QuadratureSettings:
     inflate: float = 2.0
     n_local: int = 16
     chunk_elems: int = 1_500_000
+    backend: str = "jax"
 
     def __post_init__(self):
         if self.n1d is not None and (not _is_int(self.n1d) or self.n1d < 2):
@@ -81,6 +85,8 @@ class QuadratureSettings:
             raise ValueError(f"QuadratureSettings.n_local must be an integer >= 2, got {self.n_local!r}")
         if not _is_int(self.chunk_elems) or self.chunk_elems < 1:
             raise ValueError(f"QuadratureSettings.chunk_elems must be an integer >= 1, got {self.chunk_elems!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"QuadratureSettings.backend must be one of {BACKENDS}, got {self.backend!r}")
 
     def nodes_per_dim(self, method: str, L: int) -> int:
         """Nodes per dimension of the main grid for a resolved parametrisation ("A" or "A*") and depth L."""
