@@ -51,3 +51,21 @@ def test_depth3_channel_grid_convergence_and_symmetry():
     # at omega = 0 each layer's posterior mean vanishes by the per-layer sign symmetry
     m0 = posterior_moments(ell, np.zeros_like(om), np.eye(3), 1.0, QuadratureSettings(n1d=10))
     assert np.abs(m0.mean).max() < 1e-10
+
+
+def test_depth3_compiled_grid_equals_the_numpy_reference():
+    rng = np.random.default_rng(11)
+    n = 37  # not a multiple of the chunk: exercises the padded last chunk
+    Q = np.array([[0.4, 0.05, 0.0], [0.05, 0.3, 0.1], [0.0, 0.1, 0.9]])
+    V = np.eye(3) - Q + 1e-3 * np.eye(3)
+    Z = rng.standard_normal((n, 3, 2))
+    om = 0.8 * Z + 0.3 * rng.standard_normal((n, 3, 2))
+    ell = link_logits(Z, 0.7)
+    kw = dict(n1d=7, method="A", chunk_elems=7**4 * 6 * 10)
+    ref = posterior_moments(ell, om, V, 0.7, QuadratureSettings(backend="numpy", **kw))
+    fast = posterior_moments(ell, om, V, 0.7, QuadratureSettings(backend="jax", **kw))
+    for name in ("mean", "cov", "log_norm", "ess"):
+        a, b = getattr(ref, name), getattr(fast, name)
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-11, err_msg=name)
+    with pytest.raises(ValueError, match="backend"):
+        QuadratureSettings(backend="torch")

@@ -35,6 +35,7 @@ from .attention_link import (
     softmax_entries,
     solve_softmax_layer,
 )
+from .depth3_grid import depth3_moments
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid"]
@@ -396,7 +397,17 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
         for i0 in range(0, n, per):
             sl = slice(i0, min(n, i0 + per))
-            mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_depth3(x[sl], omega[sl], P, sd, u, lwp, c, n1d)
+            if quad.backend == "numpy":
+                mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_depth3(x[sl], omega[sl], P, sd, u, lwp, c, n1d)
+                continue
+            # every chunk padded to `per` rows (repeating its first sample): one compiled shape per grid
+            m = sl.stop - sl.start
+            idx = np.concatenate([np.arange(sl.start, sl.stop), np.full(min(per, n) - m, sl.start)])
+            out = depth3_moments(x[idx], omega[idx], P, sd, u, lwp, c)
+            mean[sl], cov[sl], log_norm[sl], ess[sl] = (a[:m] for a in out)
+        if not np.all(np.isfinite(log_norm)):
+            bad = int(np.sum(~np.isfinite(log_norm)))
+            raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d")
         cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
     for i0 in range(0, n, per):

@@ -39,6 +39,7 @@ def gauss_hermite_grid(n1d: int, dim: int):
 
 
 PARAMETRISATIONS = ("auto", "A", "A*")
+BACKENDS = ("jax", "numpy")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class QuadratureSettings:
     chunk_elems: samples are processed in chunks of about this many array elements (memory only, not the result).
     ridge_c: L = 2, parametrisation "A": below this skip strength the first-layer grid resolves the ridge of
         1/det A_c on z11 = z12 (:func:`~.channel_denoiser.ridge_grid`, n1d x 2 n1d nodes); 0 switches it off.
+    backend: "jax" (compiled, float64) or "numpy" (the reference) for the L = 3 grid of parametrisation "A"
+        (:mod:`~.depth3_grid`); the other cases always run in NumPy.
     """
 
     n1d: int | None = None
@@ -66,6 +69,7 @@ class QuadratureSettings:
     n_local: int = 16
     chunk_elems: int = 1_500_000
     ridge_c: float = 0.05
+    backend: str = "jax"
 
     def __post_init__(self):
         if self.n1d is not None and (not _is_int(self.n1d) or self.n1d < 2):
@@ -86,6 +90,8 @@ class QuadratureSettings:
             raise ValueError(f"QuadratureSettings.ridge_c must be a finite number >= 0, got {self.ridge_c!r}")
         if not _is_int(self.chunk_elems) or self.chunk_elems < 1:
             raise ValueError(f"QuadratureSettings.chunk_elems must be an integer >= 1, got {self.chunk_elems!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"QuadratureSettings.backend must be one of {BACKENDS}, got {self.backend!r}")
 
     def nodes_per_dim(self, method: str, L: int) -> int:
         """Nodes per dimension of the main grid for a resolved parametrisation ("A" or "A*") and depth L."""
