@@ -194,14 +194,13 @@ def bench_threshold_precision(quick):
             )
 
 
+BENCHMARKS = ["denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "depth3_grid", "authors3"]
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument(
         "what",
-        choices=[
-            "denoiser", "gamp", "se_curve", "phase_diagram", "depth3", "depth3_grid", "authors3",
-            "threshold_precision", "all",
-        ],  # fmt: skip
+        choices=BENCHMARKS + ["threshold_precision", "all"],
     )
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()

@@ -235,7 +235,7 @@ rule p2_fig3_left:
         "results/benchmarks/p2_theory/p2_fig3_left.tsv"
     conda:
         "../envs/jax.yaml"
-    threads: 1
+    threads: 2
     resources:
         mem_mb=4000,
         runtime=60,

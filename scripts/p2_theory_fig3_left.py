@@ -27,7 +27,8 @@ def main(io):
     plt = setup()
     P = io.params
     t0 = time.time()
-    quad = QuadratureSettings(n1d=P.n1d)
+    # the rule's threads share the teacher draws of each SE step (same fixed points for any number)
+    quad = QuadratureSettings(n1d=P.n1d, workers=max(1, int(io.threads)))
     K, K_se, _ = initial_operator(P.skip_c, draw_teacher(P.n_k, 3, P.seed), quad)
     k_max = int(np.argmax(np.diag(K)))
     a_last = 1.0 / K[k_max, k_max]

@@ -69,3 +69,9 @@ def test_depth3_compiled_grid_equals_the_numpy_reference():
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-11, err_msg=name)
     with pytest.raises(ValueError, match="backend"):
         QuadratureSettings(backend="torch")
+    # two worker processes share the samples: the serial result to rounding
+    two = posterior_moments(ell, om, V, 0.7, QuadratureSettings(backend="jax", workers=2, **kw))
+    for name in ("mean", "cov", "log_norm", "ess"):
+        np.testing.assert_allclose(getattr(two, name), getattr(fast, name), rtol=1e-12, atol=1e-14, err_msg=name)
+    with pytest.raises(ValueError, match="workers"):
+        QuadratureSettings(workers=0)

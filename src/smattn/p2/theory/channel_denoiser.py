@@ -22,7 +22,10 @@ come from the posterior moments (no finite differences).
 
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
+from multiprocessing import get_context
 
 import numpy as np
 
@@ -356,6 +359,29 @@ def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d):
     )
 
 
+def _depth3_block(x, omega, P, sd, u, lwp, c, n1d, backend, per):
+    """L = 3, parametrisation "A" moments of n samples in chunks of ``per``: mean, cov, log_norm, ess."""
+    n = x.shape[0]
+    mean, cov, log_norm, ess = np.empty((n, 3, 2)), np.empty((n, 6, 6)), np.empty(n), np.empty(n)
+    for i0 in range(0, n, per):
+        sl = slice(i0, min(n, i0 + per))
+        if backend == "numpy":
+            mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_depth3(x[sl], omega[sl], P, sd, u, lwp, c, n1d)
+            continue
+        # every chunk padded to `per` rows (repeating its first sample): one compiled shape per grid
+        m = sl.stop - sl.start
+        idx = np.concatenate([np.arange(sl.start, sl.stop), np.full(min(per, n) - m, sl.start)])
+        out = depth3_moments(x[idx], omega[idx], P, sd, u, lwp, c)
+        mean[sl], cov[sl], log_norm[sl], ess[sl] = (a[:m] for a in out)
+    return mean, cov, log_norm, ess
+
+
+@lru_cache(maxsize=2)
+def _worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool kept for the life of the process (spawned: safe next to JAX's threads)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+
+
 def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE) -> ChannelMoments:
     """Posterior moments of Z given the observation (logits ell), omega and V.
 
@@ -395,19 +421,19 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
         per = max(1, int(quad.chunk_elems // (lwp_b.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
-        for i0 in range(0, n, per):
-            sl = slice(i0, min(n, i0 + per))
-            if quad.backend == "numpy":
-                mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_depth3(x[sl], omega[sl], P, sd, u, lwp, c, n1d)
-                continue
-            # every chunk padded to `per` rows (repeating its first sample): one compiled shape per grid
-            m = sl.stop - sl.start
-            idx = np.concatenate([np.arange(sl.start, sl.stop), np.full(min(per, n) - m, sl.start)])
-            out = depth3_moments(x[idx], omega[idx], P, sd, u, lwp, c)
-            mean[sl], cov[sl], log_norm[sl], ess[sl] = (a[:m] for a in out)
+        args = (P, sd, u, lwp, c, n1d, quad.backend, per)
+        if quad.workers > 1 and n > per:
+            # samples are independent: contiguous blocks on worker processes give the serial result exactly
+            blocks = np.array_split(np.arange(n), quad.workers)
+            futures = [_worker_pool(quad.workers).submit(_depth3_block, x[b], omega[b], *args) for b in blocks]
+            mean, cov, log_norm, ess = (np.concatenate(a) for a in zip(*(f.result() for f in futures), strict=True))
+        else:
+            mean, cov, log_norm, ess = _depth3_block(x, omega, *args)
         if not np.all(np.isfinite(log_norm)):
             bad = int(np.sum(~np.isfinite(log_norm)))
-            raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d")
+            raise FloatingPointError(
+                f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d"
+            )
         cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
     for i0 in range(0, n, per):

@@ -59,6 +59,7 @@ class QuadratureSettings:
         1/det A_c on z11 = z12 (:func:`~.channel_denoiser.ridge_grid`, n1d x 2 n1d nodes); 0 switches it off.
     backend: "jax" (compiled, float64) or "numpy" (the reference) for the L = 3 grid of parametrisation "A"
         (:mod:`~.depth3_grid`); the other cases always run in NumPy.
+    workers: processes sharing the samples of one L = 3 call (the rule's threads; same result for any number).
     """
 
     n1d: int | None = None
@@ -70,6 +71,7 @@ class QuadratureSettings:
     chunk_elems: int = 1_500_000
     ridge_c: float = 0.05
     backend: str = "jax"
+    workers: int = 1
 
     def __post_init__(self):
         if self.n1d is not None and (not _is_int(self.n1d) or self.n1d < 2):
@@ -90,6 +92,8 @@ class QuadratureSettings:
             raise ValueError(f"QuadratureSettings.ridge_c must be a finite number >= 0, got {self.ridge_c!r}")
         if not _is_int(self.chunk_elems) or self.chunk_elems < 1:
             raise ValueError(f"QuadratureSettings.chunk_elems must be an integer >= 1, got {self.chunk_elems!r}")
+        if not _is_int(self.workers) or self.workers < 1:
+            raise ValueError(f"QuadratureSettings.workers must be an integer >= 1, got {self.workers!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"QuadratureSettings.backend must be one of {BACKENDS}, got {self.backend!r}")
 
