@@ -36,8 +36,8 @@ def main(io):
     quad = QuadratureSettings(n1d=P.n1d)
     fine = QuadratureSettings(n1d=int(1.5 * P.n1d), n_local=24)
     last = alpha_last(c, quad, n_samples=P.n_k, seed=P.seed, n_rep=P.qmc_sets, show_progress=True)
-    # quadrature check of K on the first quarter of the same quasi-random sets (common random numbers): the
-    # 1/det A_c factor of the posterior is singular on z11 = z12 as c -> 0
+    # quadrature check of K on the first quarter of the same quasi-random sets (common random numbers), at 1.5x the
+    # nodes (below c = 0.05 the first-layer grid is the ridge grid of channel_denoiser.ridge_grid)
     sub = alpha_last(c, quad, n_samples=P.n_k // 4, seed=P.seed, n_rep=P.qmc_sets)
     sub_fine = alpha_last(c, fine, n_samples=P.n_k // 4, seed=P.seed, n_rep=P.qmc_sets)
     grid = q2_grid(P.q_points, q_max=P.q_max)
