@@ -10,9 +10,9 @@
 P1I = group_params("p1_images")
 # each GD model: (layers, heads, query/key dimension, factor on the default initial value weights)
 P1I_MODELS = {
-    "L2H4": (2, 4, P1I["gd_qk_dim"], 1.0),
+    "L2H4": (2, 4, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l2"]),
     "L3H3": (3, 3, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l3"]),
-    "L2H8": (2, 8, P1I["gd_qk_dim_h8"], 1.0),
+    "L2H8": (2, 8, P1I["gd_qk_dim_h8"], P1I["gd_value_init_gain_l2"]),
 }
 P1I_OMNIGLOT = [raw("omniglot/images_background.zip"), raw("omniglot/images_evaluation.zip")]
 P1I_IDX = {
