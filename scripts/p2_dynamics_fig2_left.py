@@ -30,12 +30,19 @@ def main(io):
     tr = np.arange(1, Cref.shape[0] + 1)
     cross = [half_crossing_iterations(C[:, :, k]) for k in range(2)]  # 1-based; unlearned runs count as n_iter + 1
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.0, 2.9), sharex=True)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.0, 3.3), sharex=True)
     for k, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):
         for r in range(C.shape[0]):
             ax.plot(t, C[r, :, k], color=col, lw=0.6, alpha=0.4, marker=".", ms=2)
             ax2.plot(t, cos[r, :, k], color=col, lw=0.6, alpha=0.4, marker=".", ms=2)
-        ax.plot(t, C[:, :, k].mean(0), color=col, lw=1.8, label=f"layer {k + 1} (ours, mean)")
+        n_learned, n_runs = int(cross[k][1].sum()), cross[k][1].size
+        ax.plot(
+            t,
+            C[:, :, k].mean(0),
+            color=col,
+            lw=1.8,
+            label=f"layer {k + 1} (ours, mean; learned in {n_learned}/{n_runs})",
+        )
         ax2.plot(t, cos[:, :, k].mean(0), color=col, lw=1.8, label=f"layer {k + 1} (ours, mean)")
         ax.plot(tr, Cref[:, k], color=dcol, lw=1.0, ls="--", marker="x", ms=3, label=f"layer {k + 1} (authors, d=1000)")
     for a in (ax, ax2):
@@ -50,24 +57,18 @@ def main(io):
             ax.plot([lo, hi], [y, y], color=col, lw=2.5, solid_capstyle="butt")
             ax.plot([med], [y], color=col, marker="|", ms=8, mew=1.5)
         ax.plot(it[learned], np.full(learned.sum(), y), color=col, ls="none", marker=".", ms=3)
-        ax.text(
-            0.99,
-            y,
-            f"layer {k + 1} learned in {learned.sum()}/{learned.size} runs",
-            fontsize=5.5,
-            va="center",
-            ha="right",
-            color=col,
-            transform=ax.get_yaxis_transform(),
-        )
+    ax.plot(
+        [], [], color="grey", lw=2.5, marker="|", ms=8, mew=1.5, label="half-way iteration: quartiles, median, runs"
+    )
     ax.set_ylim(-0.03, top + 0.5)
     ax2.set_ylim(-0.03, 1.1)
     ax.set_ylabel(r"$|M_{kk}|/\sqrt{Q_{kk}}$")
     ax2.set_ylabel(r"cosine $|M_{kk}|/\sqrt{Q_{kk}\,|w_k|^2/d}$")
     ax.set_title(f"GAMP, d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[0]} runs (authors' metric)", fontsize=8.5)
     ax2.set_title("true cosine with the teacher", fontsize=8.5)
-    ax.legend(fontsize=6, loc="upper left", frameon=False, ncol=2)
-    fig.tight_layout()
+    # legend below the panels: inside, it covered the crossing markers or the curves
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=6.5, loc="lower center", frameon=False, ncol=2)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     save_figure(fig, io.output.png, io.output.pdf)
     plt.close(fig)
 
