@@ -155,6 +155,8 @@ rule p2_pd_hypotheses:
         iterations=P2T["pd_hyp_iterations"],
         alpha_step=P2T["pd_hyp_alpha_step"],
         alpha_max=P2T["pd_hyp_alpha_max"],
+        authors_skips=P2T["pd_hyp_authors_skips"],
+        authors_alpha_step=P2T["pd_hyp_authors_alpha_step"],
         level=P2T["pd_hyp_level"],
         v_reg=P2T["v_reg"],
         n1d=P2T["gamp_n1d"],

@@ -105,3 +105,22 @@ def test_authors_estimator_settles_on_the_published_depth3_values_and_the_exact_
         quad=QuadratureSettings(n1d=8),
     )
     assert exact.converged and exact.Q[0, 0] > 0.85 and exact.Q[1, 1] > 0.85, np.diag(exact.Q)
+
+
+def test_authors_estimator_for_two_layers_without_floor_approaches_the_exact_channel_average():
+    """Carried over to L = 2 (z1 integrated over the box, z2 = +-A_c(z1)^-1 x): with the floor off and many box
+    points it is an unbiased-in-the-limit estimate of the same g_out as our quadrature."""
+    import numpy as np
+
+    from smattn.p2.theory.authors_estimator import AuthorsSettings, authors_channel_average
+    from smattn.p2.theory.quadrature import QuadratureSettings
+    from smattn.p2.theory.state_evolution import channel_average, draw_teacher
+
+    Q = np.diag([0.2, 0.4])
+    d = draw_teacher(40, 2, 3)
+    ref = channel_average(Q, 1.0, d, QuadratureSettings(n1d=48), v_reg=1e-3)["R"]
+    au = authors_channel_average(
+        Q, 1.0, d.xi, d.U, np.random.default_rng(0), v_reg=1e-3, settings=AuthorsSettings(n_points=200_000, floor=0.0)
+    )
+    np.testing.assert_allclose(np.diag(au["R"]), np.diag(ref), rtol=0.05, atol=0.01)
+    assert au["floor_fraction"] == 0.0

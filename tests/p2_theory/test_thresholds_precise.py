@@ -100,3 +100,12 @@ def test_deviation_note_is_built_from_the_numbers():
     assert "At or above our exact alpha_first at c in {1, 4}" in md
     assert "3 of 3 CSV values lie outside" in md  # ours span 0.65-0.74
     assert "alpha2 below this bound: c in {1, 4}" in md
+    assert "carried over to two layers: not computed in this run" in md
+    hyp["read_off_authors"] = [
+        {"c": 4.0, "alpha": 0.2, "n_samples": 200, "iterations": 30, "level": 0.1, "alphas": [0.1, 0.2]},
+        {"c": 1.0, "alpha": 0.3, "n_samples": 200, "iterations": 30, "level": 0.1, "alphas": [0.1, 0.2, 0.3]},
+    ]
+    hyp["authors_alpha_step"] = 0.1
+    md = phase_diagram_report(recs, ref, hyp, scale="smoke", v_reg=1e-3, q_max=0.9995)
+    assert "runs (alpha grid step 0.1): c = 4: 0.200 (CSV 0.196), c = 1: 0.300 (CSV 0.794)" in md
+    assert "Within one grid step of the CSV at c in {4}; not at c in {1}. Reproduces it only in part." in md

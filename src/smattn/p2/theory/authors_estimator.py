@@ -1,7 +1,9 @@
 """Recomputation of the authors' depth-3 Monte-Carlo channel estimator and of their state evolution with it.
 
 A reference mode, never used for our own curves: it exists to show where the published depth-3 overlaps come from
-(docs/p2_theory.md, "Depth 3").  The estimator, as described for the authors' depth-3 code:
+(docs/p2_theory.md, "Depth 3"), and, carried over to two layers (z1 in R^2 integrated, z2 = s A_c(z1)^{-1} x(y)),
+to test whether it gives the first-layer thresholds of the authors' phase diagram (phase_diagram_hypotheses).
+The estimator, as described for the authors' depth-3 code:
 
 * the posterior integral over the first two layers (z1, z2) in R^4 (parametrisation A: z3 = s B^{-1} x(y),
   B = A_c(A_c(z1) z2) A_c(z1), s = +-1, weight 1 / |det B|) is a plain average over uniform points of the box
@@ -72,57 +74,67 @@ def _dot(a, b):
 
 
 def _box_average(x, omega, P, c, pts, want_numerator):
-    """Box averages for m samples over G points each.
+    """Box averages for m samples over G points each (L = 2 or 3 layers).
 
-    x: (m, 2) pre-images; omega: (m, 3, 2); P = V^{-1} (3, 3); pts: (m, G, 4) points (z1, z2).
-    Returns the mean integrand (m,) and, if want_numerator, the mean of integrand * V^{-1}(zeta - omega) (m, 3, 2).
+    x: (m, 2) pre-images; omega: (m, L, 2); P = V^{-1} (L, L); pts: (m, G, 2 (L - 1)) points of the integrated
+    layers (z1 for L = 2; z1, z2 for L = 3). The last layer is z_L = s B^{-1} x with B = A_c(z1) (L = 2) or
+    A_c(A_c(z1) z2) A_c(z1) (L = 3), weight 1 / |det B|, both signs s summed.
+    Returns the mean integrand (m,) and, if want_numerator, the mean of integrand * V^{-1}(zeta - omega) (m, L, 2).
     """
-    z1, z2 = pts[..., 0:2], pts[..., 2:4]
-    a2 = apply_skip_matrix(z1, z2, c)
-    y1, det2 = _inv_apply(a2, np.broadcast_to(x[:, None, :], a2.shape), c)
-    z3, det1 = _inv_apply(z1, y1, c)
-    inv_det = 1.0 / np.abs(det1 * det2)
-    D = [z1 - omega[:, None, 0, :], z2 - omega[:, None, 1, :]]  # (m, G, 2) each
-    base = P[0, 0] * _dot(D[0], D[0]) + 2.0 * P[0, 1] * _dot(D[0], D[1]) + P[1, 1] * _dot(D[1], D[1])
-    tot = np.zeros(z1.shape[:2])
-    num = np.zeros((x.shape[0], 3, 2)) if want_numerator else None
+    L = omega.shape[1]
+    xb = np.broadcast_to(x[:, None, :], pts.shape[:2] + (2,))
+    if L == 3:
+        z1, z2 = pts[..., 0:2], pts[..., 2:4]
+        y1, det2 = _inv_apply(apply_skip_matrix(z1, z2, c), xb, c)
+        zL, det1 = _inv_apply(z1, y1, c)
+        inv_det = 1.0 / np.abs(det1 * det2)
+        D = [z1 - omega[:, None, 0, :], z2 - omega[:, None, 1, :]]  # (m, G, 2) each
+    else:
+        zL, det1 = _inv_apply(pts, xb, c)
+        inv_det = 1.0 / np.abs(det1)
+        D = [pts - omega[:, None, 0, :]]
+    k = L - 1  # index of the last layer
+    base = sum((1.0 if a == b else 2.0) * P[a, b] * _dot(D[a], D[b]) for a in range(k) for b in range(a, k))
+    tot = np.zeros(pts.shape[:2])
+    num = np.zeros((x.shape[0], L, 2)) if want_numerator else None
     for s in (1.0, -1.0):
-        D3 = s * z3 - omega[:, None, 2, :]  # (m, G, 2)
-        quad = base + 2.0 * (P[0, 2] * _dot(D[0], D3) + P[1, 2] * _dot(D[1], D3)) + P[2, 2] * _dot(D3, D3)
+        DL = s * zL - omega[:, None, k, :]  # (m, G, 2)
+        quad = base + 2.0 * sum(P[a, k] * _dot(D[a], DL) for a in range(k)) + P[k, k] * _dot(DL, DL)
         w = np.exp(-0.5 * quad) * inv_det  # (m, G)
         tot += w
         if want_numerator:
-            wD = np.stack([np.einsum("ng,ngt->nt", w, d) for d in (D[0], D[1], D3)], axis=1)  # (m, 3, 2)
+            wD = np.stack([np.einsum("ng,ngt->nt", w, d) for d in (*D, DL)], axis=1)  # (m, L, 2)
             num += np.einsum("ab,nbt->nat", P, wD) / w.shape[1]
     return tot.mean(axis=1), num
 
 
 def authors_g_out(ell, omega, V, c: float, rng: np.random.Generator, settings: AuthorsSettings = AuthorsSettings()):
-    """The authors' Monte-Carlo g_out (n, 3, 2) for depth 3, with the unnormalised Z_out (n,) before the floor.
+    """The authors' Monte-Carlo g_out (n, L, 2), L = 2 or 3, with the unnormalised Z_out (n,) before the floor.
 
-    ell: (n, 2) observation logits; omega: (n, 3, 2); V: (3, 3) SPD.  Returns (g_out, Z_out, floored (n,) bool).
+    ell: (n, 2) observation logits; omega: (n, L, 2); V: (L, L) SPD.  Returns (g_out, Z_out, floored (n,) bool).
     """
     c = check_skip(c)
     ell = np.asarray(ell, dtype=np.float64)
     omega = np.asarray(omega, dtype=np.float64)
-    if omega.ndim != 3 or omega.shape[1:] != (3, 2) or ell.shape != (omega.shape[0], 2):
-        raise ValueError(f"need omega (n, 3, 2) and ell (n, 2); got {omega.shape}, {ell.shape}")
+    if omega.ndim != 3 or omega.shape[1] not in (2, 3) or omega.shape[2] != 2 or ell.shape != (omega.shape[0], 2):
+        raise ValueError(f"need omega (n, L, 2) with L in (2, 3) and ell (n, 2); got {omega.shape}, {ell.shape}")
+    L = omega.shape[1]
     V = 0.5 * (np.asarray(V, dtype=np.float64) + np.asarray(V, dtype=np.float64).T)
     P = np.linalg.inv(V)
     half = settings.box * np.diag(sqrtm_psd(P))  # m_k = 3 (V^{-1/2})_kk
-    lo = np.array([-half[0], -half[0], -half[1], -half[1]])
+    lo = -np.repeat(half[: L - 1], 2)  # the integrated layers' box corner, (2 (L - 1),)
     s = ell[:, 0] + ell[:, 1]
     r = np.sqrt(s + settings.sqrt_eps)
     x = np.stack([-ell[:, 0] / r, ell[:, 1] / r], axis=-1)
-    n, G = omega.shape[0], int(settings.n_points)
-    per = max(1, int(settings.chunk_elems // (G * 4)))
-    g = np.empty((n, 3, 2))
+    n, G, dim = omega.shape[0], int(settings.n_points), 2 * (L - 1)
+    per = max(1, int(settings.chunk_elems // (G * dim)))
+    g = np.empty((n, L, 2))
     z_out = np.empty(n)
     for i0 in range(0, n, per):
         sl = slice(i0, min(n, i0 + per))
         m = sl.stop - sl.start
-        den_pts = lo + 2.0 * (-lo) * rng.random((m, G, 4))
-        num_pts = lo + 2.0 * (-lo) * rng.random((m, G, 4))
+        den_pts = lo + 2.0 * (-lo) * rng.random((m, G, dim))
+        num_pts = lo + 2.0 * (-lo) * rng.random((m, G, dim))
         z, _ = _box_average(x[sl], omega[sl], P, c, den_pts, False)
         _, num = _box_average(x[sl], omega[sl], P, c, num_pts, True)
         z_out[sl] = z
@@ -133,7 +145,7 @@ def authors_g_out(ell, omega, V, c: float, rng: np.random.Generator, settings: A
 def authors_channel_average(
     Q, c: float, xi, U, rng: np.random.Generator, *, v_reg: float = 1e-3, settings: AuthorsSettings = AuthorsSettings()
 ) -> dict:
-    """R(Q) (3, 3) = E sum_t g_t g_t^T with the authors' estimator, on the teacher draws xi, U (n, 3, 2).
+    """R(Q) (L, L) = E sum_t g_t g_t^T with the authors' estimator, on the teacher draws xi, U (n, L, 2).
 
     Returns dict with R, R_se, floor_fraction (share of samples whose Z_out was floored) and median_z_out.
     """
@@ -153,7 +165,7 @@ def authors_channel_average(
 
 @dataclass
 class AuthorsSEResult:
-    """Iterates (iters + 1, 3, 3) of the authors' SE, the mean (3, 3) and standard error (3, 3) of the last
+    """Iterates (iters + 1, L, L) of the authors' SE, the mean (L, L) and standard error (L, L) of the last
     `tail` iterates, and the floor fraction per iteration (iters,)."""
 
     history: np.ndarray
@@ -176,10 +188,12 @@ def authors_state_evolution(
     tail: int = 5,
     settings: AuthorsSettings = AuthorsSettings(),
     progress_bar=None,
+    L: int = 3,
 ) -> AuthorsSEResult:
-    """The authors' depth-3 SE iterated `iterations` times from q0 (scalar: q0 I; or a (3, 3) matrix).
+    """The authors' SE iterated `iterations` times from q0 (scalar: q0 I; or an (L, L) matrix), L = 2 or 3.
 
-    n_samples teacher draws per iteration (fresh each time); damping = weight of the new iterate (their 0.6).
+    n_samples teacher draws per iteration (fresh each time); damping = weight of the new iterate (their 0.6 for
+    L = 3, 0.8 for L = 2).
     progress_bar: an optional object with update(1) (smattn.progress.progress) called once per iteration.
     """
     if alpha < 0 or iterations < 1 or n_samples < 2 or not 1 <= tail <= iterations:
@@ -188,10 +202,12 @@ def authors_state_evolution(
             f"{alpha}, {iterations}, {n_samples}, {tail}"
         )
     rng = np.random.default_rng(seed)
-    Q = q0 * np.eye(3) if np.ndim(q0) == 0 else np.array(q0, dtype=np.float64)
+    Q = q0 * np.eye(L) if np.ndim(q0) == 0 else np.array(q0, dtype=np.float64)
+    if L not in (2, 3) or Q.shape != (L, L):
+        raise ValueError(f"need L in (2, 3) and q0 scalar or (L, L); got L = {L}, q0 shape {np.shape(q0)}")
     hist, floors = [Q.copy()], []
     for _ in range(iterations):
-        xi, U = rng.standard_normal((n_samples, 3, 2)), rng.standard_normal((n_samples, 3, 2))
+        xi, U = rng.standard_normal((n_samples, L, 2)), rng.standard_normal((n_samples, L, 2))
         avg = authors_channel_average(Q, c, xi, U, rng, v_reg=v_reg, settings=settings)
         Q = (1.0 - damping) * Q + damping * overlap_update(alpha * avg["R"])
         Q = clip_overlap(0.5 * (Q + Q.T))
@@ -201,5 +217,5 @@ def authors_state_evolution(
             progress_bar.update(1)
     H = np.array(hist)
     last = H[-tail:]
-    se = last.std(0, ddof=1) / np.sqrt(tail) if tail > 1 else np.full((3, 3), np.nan)
+    se = last.std(0, ddof=1) / np.sqrt(tail) if tail > 1 else np.full((L, L), np.nan)
     return AuthorsSEResult(history=H, Q_mean=last.mean(0), Q_se=se, floor_fraction=np.array(floors), tail=tail)
