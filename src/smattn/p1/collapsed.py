@@ -66,7 +66,7 @@ class CollapsedData:
         use_gram = n_pairs * n_tri * itemsize <= gram_max_bytes
         # [n_pairs, P (P + 1) / 2]: K_U is symmetric, so only the upper triangles are stored. Reading this tensor
         # bounds the cost of a gradient (once for K_U, once for its vector-Jacobian product), and the triangle halves
-        # it (benchmarks/p1_hmc_nuts.py --images-export ...). A matvec on a flat matrix: XLA's CPU contraction over two
+        # it (benchmarks/p1_collapsed_gradient.py). A matvec on a flat matrix: XLA's CPU contraction over two
         # trailing axes is ~20x slower.
         self.G = jnp.asarray(PathGram(xi).G[:, *np.triu_indices(P)], dtype) if use_gram else None
         self.xb = jnp.asarray(xi, dtype)
@@ -120,9 +120,9 @@ def _lapack_cholesky_and_inverse(S):
 def cholesky_and_inverse(S):
     """Lower Cholesky factor C and S^{-1} of an SPD S [P, P] (JAX arrays).
 
-    On the CPU through LAPACK's potri (inverse from the factor, P^3 / 3 flops after the factorisation), measured
-    2.2x faster than XLA's triangular solve against the identity plus the product C^-T C^-1 at P = 600
-    (benchmarks/p1_hmc_nuts.py times the whole gradient); elsewhere (GPU) with XLA's operations."""
+    On the CPU through LAPACK's potri (inverse from the factor, 2 P^3 / 3 flops after the factorisation) instead of
+    XLA's triangular solve against the identity plus the product C^-T C^-1 (benchmarks/p1_collapsed_gradient.py
+    times the whole gradient both ways); elsewhere (GPU) with XLA's operations."""
     if jax.default_backend() == "cpu":
         shape = jax.ShapeDtypeStruct(S.shape, S.dtype)
         return jax.pure_callback(_lapack_cholesky_and_inverse, (shape, shape), S, vmap_method="sequential")
