@@ -31,6 +31,12 @@ def main():
     ap.add_argument("--n-val", type=int, default=2048)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--value-init-gain", type=float, default=1.0)
+    ap.add_argument("--precision", default="fp32", choices=("fp32", "tf32", "bf16", "fp16"))
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--epochs", type=int, default=1, help="epochs of 527878 tasks (caps the steps)")
+    ap.add_argument("--schedule", default="constant", choices=("constant", "warmup_cosine"))
+    ap.add_argument("--warmup", type=int, default=0, help="warm-up steps of warmup_cosine")
+    ap.add_argument("--min-lr", type=float, default=0.0, help="last learning rate of warmup_cosine")
     ap.add_argument("--config", action="append", required=True, help="layers,heads,width,qk_dim,lr")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
@@ -45,8 +51,8 @@ def main():
             int(H),
             width=int(N),
             qk_dim=int(G),
-            epochs=1,
-            batch=128,
+            epochs=a.epochs,
+            batch=a.batch,
             lr=float(lr),
             val_every=a.val_every,
             n_val=a.n_val,
@@ -54,7 +60,10 @@ def main():
             seed=42,
             max_steps=a.steps,
             value_init_gain=a.value_init_gain,
-            precision="fp32",
+            precision=a.precision,
+            lr_schedule=a.schedule,
+            warmup_steps=a.warmup,
+            min_lr=a.min_lr,
         )
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
@@ -66,7 +75,8 @@ def main():
             f"{s}:{acc:.3f}@{wall[s - 1] if s else 0:.0f}s" for s, acc in zip(h["val_step"], h["val_acc"], strict=True)
         ]
         print(
-            f"L{L}H{H} N={N} G={G} lr={lr} ({secs:.0f} s, {a.threads} thread(s)): best val "
+            f"L{L}H{H} N={N} G={G} lr={lr} {a.precision} batch {a.batch} gain {a.value_init_gain:.3f} "
+            f"{a.schedule} (warm-up {a.warmup}, min lr {a.min_lr:g}) ({secs:.0f} s, {a.threads} thread(s)): best val "
             f"{ck['best_val_acc']:.4f} at step {ck['best_step']}; step:acc@time " + " ".join(points),
             flush=True,
         )

@@ -8,11 +8,11 @@
 # group); exports for the theory: results/p1_images/{model}/export.npz.
 
 P1I = group_params("p1_images")
-# each GD model: (layers, heads, query/key dimension, factor on the default initial value weights)
+# each GD model: (layers, heads, query/key dimension, factor on the default initial value weights, learning rate)
 P1I_MODELS = {
-    "L2H4": (2, 4, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l2"]),
-    "L3H3": (3, 3, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l3"]),
-    "L2H8": (2, 8, P1I["gd_qk_dim_h8"], P1I["gd_value_init_gain_l2"]),
+    "L2H4": (2, 4, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l2"], P1I["gd_lr"]),
+    "L3H3": (3, 3, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l3"], P1I["gd_lr_l3"]),
+    "L2H8": (2, 8, P1I["gd_qk_dim_h8"], P1I["gd_value_init_gain_l2"], P1I["gd_lr"]),
 }
 P1I_OMNIGLOT = [raw("omniglot/images_background.zip"), raw("omniglot/images_evaluation.zip")]
 P1I_IDX = {
@@ -82,7 +82,10 @@ rule p1_images_train:
         tasks_per_epoch=P1I["gd_tasks_per_epoch"],
         max_steps=P1I["gd_max_steps"],
         batch=P1I["gd_batch"],
-        lr=P1I["gd_lr"],
+        lr=lambda wc: P1I_MODELS[wc.model][4],
+        lr_schedule=P1I["gd_lr_schedule"],
+        warmup_steps=P1I["gd_warmup_steps"],
+        min_lr=P1I["gd_min_lr"],
         weight_decay=P1I["gd_weight_decay"],
         val_every=P1I["gd_val_every"],
         n_val=P1I["gd_n_val"],

@@ -14,6 +14,7 @@ from smattn.p1.images.tokens import label_vectors, positional_encoding
 from smattn.p1.images.training import (
     TrainConfig,
     accuracy,
+    learning_rate,
     model_from_checkpoint,
     paper_train_config,
     train,
@@ -78,7 +79,53 @@ def test_resumed_training_equals_uninterrupted(tmp_path, setup):
     assert again["history"]["session_steps"] == [3, 3, 0]
 
 
-@pytest.mark.parametrize("change,match", [({"width": 16}, "checkpoint"), ({"value_init_gain": 2.0}, "value_init_gain")])
+def test_warmup_cosine_schedule_shape():
+    cfg = paper_train_config(
+        2, 4, lr=2e-3, max_steps=1000, lr_schedule="warmup_cosine", warmup_steps=100, min_lr=1e-5, batch=128
+    )
+    lrs = np.array([learning_rate(cfg, s) for s in range(cfg.total_steps)])
+    assert lrs[0] == pytest.approx(2e-3 / 100) and lrs[99] == pytest.approx(2e-3)
+    assert np.all(np.diff(lrs[:100]) > 0)  # linear rise
+    assert lrs[100] == pytest.approx(2e-3) and lrs[-1] == pytest.approx(1e-5)
+    assert np.all(np.diff(lrs[100:]) < 0)  # half cosine down
+    mid = 100 + (999 - 100) / 2  # half way down the cosine: the mean of lr and min_lr
+    assert learning_rate(cfg, int(mid)) == pytest.approx(0.5 * (2e-3 + 1e-5), rel=1e-2)
+    const = paper_train_config(2, 4, lr=3e-4, max_steps=1000)
+    assert const.lr_schedule == "constant"
+    assert {learning_rate(const, s) for s in (0, 10, 999)} == {3e-4}
+
+
+def test_bad_schedule_is_named():
+    with pytest.raises(ValueError, match="warmup_steps"):
+        paper_train_config(2, 4, max_steps=100, lr_schedule="warmup_cosine", warmup_steps=100)
+    with pytest.raises(ValueError, match="min_lr"):
+        paper_train_config(2, 4, lr=1e-4, lr_schedule="warmup_cosine", min_lr=1e-3)
+    with pytest.raises(ValueError, match="lr_schedule"):
+        paper_train_config(2, 4, lr_schedule="step")
+
+
+def test_scheduled_training_resumes_exactly(tmp_path, setup):
+    cfg, sampler, val = setup
+    cfg = TrainConfig(**{**cfg.__dict__, "lr_schedule": "warmup_cosine", "warmup_steps": 2, "min_lr": 1e-5})
+    full = train(cfg, sampler, val, tmp_path / "s.pt", progress=False)
+    train(cfg, sampler, val, tmp_path / "t.pt", progress=False, stop_after=3)
+    resumed = train(cfg, sampler, val, tmp_path / "t.pt", progress=False)
+    for k in full["model"]:
+        assert torch.equal(full["model"][k], resumed["model"][k]), k
+    # the schedule changes the trajectory
+    constant = TrainConfig(**{**cfg.__dict__, "lr_schedule": "constant"})
+    plain = train(constant, sampler, val, tmp_path / "u.pt", progress=False)
+    assert plain["history"]["loss"][1:] != full["history"]["loss"][1:]
+
+
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        ({"width": 16}, "checkpoint"),
+        ({"value_init_gain": 2.0}, "value_init_gain"),
+        ({"lr_schedule": "warmup_cosine", "warmup_steps": 1}, "schedule"),
+    ],
+)
 def test_checkpoint_of_another_model_is_rejected(tmp_path, setup, change, match):
     cfg, sampler, val = setup
     train(cfg, sampler, val, tmp_path / "c.pt", progress=False, stop_after=1)

@@ -49,6 +49,7 @@ from smattn.p1.images.tasks import DeviceTaskSet, TaskSampler, TaskSet, to_devic
 from smattn.settings import Settings, scale_params, setting
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+LR_SCHEDULES = ("constant", "warmup_cosine")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,11 +73,21 @@ class TrainConfig(Settings):
     value_init_gain: float = setting(default=1.0, gt=0)  # factor on the default initial W_V (1 = PyTorch default)
     precision: str = setting(choices=PRECISIONS)  # see the module docstring
     compile: bool  # torch.compile the training forward
+    lr_schedule: str = setting(default="constant", choices=LR_SCHEDULES)  # see ``learning_rate``
+    warmup_steps: int = setting(default=0, ge=0)  # linear warm-up length of ``warmup_cosine``
+    min_lr: float = setting(default=0.0, ge=0)  # learning rate at the last step of ``warmup_cosine``
 
     def __post_init__(self):
         super().__post_init__()
         if self.tasks_per_epoch < self.batch:
             raise ValueError(f"TrainConfig: tasks_per_epoch ({self.tasks_per_epoch}) < batch ({self.batch})")
+
+        if self.lr_schedule == "warmup_cosine" and self.warmup_steps >= self.total_steps:
+            raise ValueError(
+                f"TrainConfig: warmup_steps ({self.warmup_steps}) must be below the total steps ({self.total_steps})"
+            )
+        if self.min_lr > self.lr:
+            raise ValueError(f"TrainConfig: min_lr ({self.min_lr}) exceeds lr ({self.lr})")
 
     @property
     def steps_per_epoch(self) -> int:
@@ -86,6 +97,24 @@ class TrainConfig(Settings):
     def total_steps(self) -> int:
         n = self.epochs * self.steps_per_epoch
         return n if self.max_steps is None else min(n, int(self.max_steps))
+
+
+def learning_rate(cfg: TrainConfig, step: int) -> float:
+    """Adam's learning rate at step ``step`` (0-based).
+
+    ``constant``: ``cfg.lr`` at every step (the paper's runs). ``warmup_cosine``: linear rise from lr/warmup to lr
+    over the first ``warmup_steps`` steps, then a half cosine from lr down to ``min_lr`` at the last step, the shape
+    of the schedule in the authors' training code (Gradual warm-up + cosine annealing), which their paper runs
+    switched off. A pure function of the step (like the task stream), so a resumed run follows the same schedule
+    without any scheduler state; torch's chained schedulers would have to be checkpointed and stepped in lockstep.
+    """
+    if cfg.lr_schedule == "constant":
+        return float(cfg.lr)
+    w, n = cfg.warmup_steps, cfg.total_steps
+    if step < w:
+        return float(cfg.lr) * (step + 1) / w
+    t = (step - w) / max(n - 1 - w, 1)
+    return float(cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * min(t, 1.0))))
 
 
 def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
@@ -107,6 +136,9 @@ def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
         "max_steps",
         "precision",
         "compile",
+        "lr_schedule",
+        "warmup_steps",
+        "min_lr",
     )
     kw = {k: p[f"gd_{k}"] for k in keys}
     return TrainConfig(**{"n_layers": n_layers, "n_heads": n_heads, **kw, **overrides})
@@ -316,6 +348,14 @@ def train(
             raise ValueError(
                 f"checkpoint {ckpt_path} was trained with precision {ck_precision}, config asks for {cfg.precision}"
             )
+        sched_defaults = (("lr_schedule", "constant"), ("warmup_steps", 0), ("min_lr", 0.0))
+        ck_sched = {k: ck["config"].get(k, d) for k, d in sched_defaults}  # states from before the keys: constant
+        cfg_sched = {k: getattr(cfg, k) for k in ck_sched}
+        if ck_sched != cfg_sched:
+            raise ValueError(
+                f"checkpoint {ckpt_path} was trained with learning-rate schedule {ck_sched}, config asks for "
+                f"{cfg_sched}"
+            )
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         if ck.get("scaler"):
@@ -409,6 +449,8 @@ def train(
             tb = time.perf_counter()
             xb, yb = tasks.sample(np.random.default_rng([cfg.seed, s]), cfg.batch, out=xbuf)
             batch_seconds += time.perf_counter() - tb
+            for group in opt.param_groups:
+                group["lr"] = learning_rate(cfg, s)
             pending.append(step_fn(xb, yb))
             state["step"] = s + 1
             state["history"]["step"].append(s)
