@@ -74,15 +74,18 @@ def main(io):
     write_csv(io.output.csv, ["kind", "set", "N", "T", "accuracy", "steps", "g_max", "converged"], rows)
 
     # ledger (every test set, not only the plotted ones): selected T and theory accuracy per N, GP accuracy,
-    # sampled accuracies
+    # sampled accuracies; beside them each line's best accuracy over its own temperature grid per set (what the
+    # Omniglot-selected temperature gives up on an OOD set)
     model = p.model
     m = {}
     for i, N in enumerate(th["widths"]):
         m[f"p1.img.T_selected[model={model}][N={fmt_id(N)}]"] = float(th["T_selected"][i])
         for s in TEST_SETS:
             m[f"p1.img.acc_theory[model={model}][set={s}][N={fmt_id(N)}]"] = float(th[f"acc_selected_{s}"][i])
+            m[f"p1.img.acc_theory_best_T[model={model}][set={s}][N={fmt_id(N)}]"] = float(th[f"acc_{s}"][i].max())
     for s in TEST_SETS:
         m[f"p1.img.acc_gp[model={model}][set={s}]"] = float(th[f"gp_acc_selected_{s}"])
+        m[f"p1.img.acc_gp_best_T[model={model}][set={s}]"] = float(th[f"gp_acc_{s}"].max())
     for d in samples:
         for s in TEST_SETS:
             m[f"p1.img.acc_sampled[model={d['model']}][set={s}][N={d['N']}]"] = d["acc"][s]
