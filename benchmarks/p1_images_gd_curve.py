@@ -20,7 +20,7 @@ import torch
 from smattn.p1.images.datasets import load_store
 from smattn.p1.images.export import sequence_context, validation_tasks
 from smattn.p1.images.tasks import TaskSampler
-from smattn.p1.images.training import paper_train_config, train
+from smattn.p1.images.training import LR_SCHEDULES, PRECISIONS, paper_train_config, train
 
 
 def main():
@@ -31,10 +31,10 @@ def main():
     ap.add_argument("--n-val", type=int, default=2048)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--value-init-gain", type=float, default=1.0)
-    ap.add_argument("--precision", default="fp32", choices=("fp32", "tf32", "bf16", "fp16"))
+    ap.add_argument("--precision", default="fp32", choices=PRECISIONS)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=1, help="epochs of 527878 tasks (caps the steps)")
-    ap.add_argument("--schedule", default="constant", choices=("constant", "warmup_cosine"))
+    ap.add_argument("--schedule", default="constant", choices=LR_SCHEDULES)
     ap.add_argument("--warmup", type=int, default=0, help="warm-up steps of warmup_cosine")
     ap.add_argument("--min-lr", type=float, default=0.0, help="last learning rate of warmup_cosine")
     ap.add_argument("--config", action="append", required=True, help="layers,heads,width,qk_dim,lr")

@@ -5,6 +5,9 @@ than a scale's own. Reads an exported GD network (``results/p1_images/{model}/ex
     .venv/bin/python benchmarks/p1_images_temperature_scan.py [--export results/p1_images/L2H4/export.npz] [--N 10] \\
         [--temperatures 0.01,0.025,...] [--gp-temperatures 0.01,0.025,...]
 
+Default grids: the paper scale's ``temperatures`` of config.yaml (the paper's 10 values) then T = 2 and 3, and the
+paper scale's ``gp_temperatures`` with T = 0.01 in front.
+
 Prints one line per temperature (converged flag, accuracy per test set) for the theory, then for the GP (U = 1).
 """
 
@@ -12,15 +15,17 @@ import argparse
 
 import numpy as np
 
-PAPER_GRID = "0.01,0.025,0.05,0.075,0.1,0.25,0.5,0.75,1.0,1.5,2.0,3.0"  # the paper's 10 values, then 2 and 3
+
+def _grid(text: str | None, default: list[float]) -> list[float]:
+    return default if text is None else [float(t) for t in text.split(",")]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--export", default="results/p1_images/L2H4/export.npz")
     ap.add_argument("--N", type=float, default=10.0)
-    ap.add_argument("--temperatures", default=PAPER_GRID)
-    ap.add_argument("--gp-temperatures", default="0.01,0.025,0.05,0.1,0.25")
+    ap.add_argument("--temperatures", help="comma-separated theory temperatures (default: see the docstring)")
+    ap.add_argument("--gp-temperatures", help="comma-separated GP temperatures (default: see the docstring)")
     ap.add_argument("--tol", type=float, default=1e-5)
     a = ap.parse_args()
 
@@ -28,16 +33,20 @@ def main():
 
     jax_setup(x64=True)
     from smattn.p1.images.theory_grid import attentioned_sets, gp_line, run_grid
+    from smattn.settings import scale_params
+
+    paper = scale_params("p1_images", "paper")
+    temps = _grid(a.temperatures, [float(t) for t in paper["temperatures"]] + [2.0, 3.0])
+    gp_temps = _grid(a.gp_temperatures, [0.01] + [float(t) for t in paper["gp_temperatures"]])
 
     with np.load(a.export) as z:
         ex = {k: z[k] for k in z.files}
     xi = attentioned_sets(ex)
-    temps = [float(t) for t in a.temperatures.split(",")]
     recs = run_grid(ex, xi, [a.N], temps, tol=a.tol, warm_start=True)
     for r in sorted(recs, key=lambda r: r["T"]):
         acc = ", ".join(f"{k} {v:.3f}" for k, v in r["acc"].items())
         print(f"theory N={a.N:g} T={r['T']:g}: converged {r['summary']['converged']}; {acc}", flush=True)
-    gp = gp_line(ex, xi, [float(t) for t in a.gp_temperatures.split(",")])
+    gp = gp_line(ex, xi, gp_temps)
     for g in gp["scan"]:
         print(f"GP T={g['T']:g}: " + ", ".join(f"{k} {v:.3f}" for k, v in g["acc"].items()), flush=True)
 

@@ -81,7 +81,6 @@ class TrainConfig(Settings):
         super().__post_init__()
         if self.tasks_per_epoch < self.batch:
             raise ValueError(f"TrainConfig: tasks_per_epoch ({self.tasks_per_epoch}) < batch ({self.batch})")
-
         if self.lr_schedule == "warmup_cosine" and self.warmup_steps >= self.total_steps:
             raise ValueError(
                 f"TrainConfig: warmup_steps ({self.warmup_steps}) must be below the total steps ({self.total_steps})"
