@@ -198,7 +198,7 @@ def test_every_planned_figure_has_a_caption(workdir):
 @pytest.mark.e2e
 def test_smoke_run_end_to_end(workdir, raw_data):
     """The whole smoke-scale workflow: every figure, the ledger, the claims table, and the report."""
-    from smattn.ledger import load_claims
+    from smattn.ledger import CLAIM_COLUMNS, load_claims
 
     env = {"SMATTN_DATA_MIRROR": str(raw_data)}
     expected = planned_figures(workdir)
@@ -227,7 +227,7 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     # verdicts are findings shown in the report, not test failures; the table itself must be complete
     with open(workdir / "results/claims.csv", newline="", encoding="utf-8") as fh:
         table = list(csv.DictReader(fh))
-    assert list(table[0]) == ["claim", "id", "paper", "ours", "status", "explanation"]
+    assert tuple(table[0]) == CLAIM_COLUMNS
     assert len(table) == len(claims) and all(row["ours"] for row in table)
     r = snakemake(["--report", "report.html", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0, r.stderr[-3000:]
