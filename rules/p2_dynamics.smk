@@ -5,7 +5,7 @@
 
 P2D = group_params("p2_dynamics")
 P2D_TREC_REPS = list(range(P2D["trec_repetitions"]))
-P2D_GAMP_RUNS = list(range(P2D["gamp_runs"]))
+P2D_GAMP_RUNS = list(range(P2D["gamp_iter_runs"]))
 
 
 rule p2_gamp_run:
@@ -26,12 +26,12 @@ rule p2_gamp_run:
         mem_mb=3000,
         runtime=60,
     params:
-        d=P2D["gamp_d"],
-        alpha=P2D["gamp_alpha"],
-        iterations=P2D["gamp_iterations"],
-        runs=P2D["gamp_runs"],
-        seed=P2D["gamp_seed"],
-        damping=P2D["gamp_damping"],
+        d=P2D["gamp_iter_d"],
+        alpha=P2D["gamp_iter_alpha"],
+        iterations=P2D["gamp_iter_steps"],
+        runs=P2D["gamp_iter_runs"],
+        seed=P2D["gamp_iter_seed"],
+        damping=P2D["gamp_iter_damping"],
     script:
         "../scripts/p2_dynamics_gamp.py"
 
@@ -75,14 +75,14 @@ rule p2_gamp_growth:
         runtime=60,
     params:
         d=P2D["gamp_growth_d"],
-        alpha=P2D["gamp_alpha"],
+        alpha=P2D["gamp_iter_alpha"],
         seeds=P2D["gamp_growth_seeds"],
         iterations=P2D["gamp_growth_iterations"],
         m1=P2D["gamp_growth_m1"],
         q22=P2D["gamp_growth_q22"],
         se_samples=P2D["gamp_growth_se_samples"],
-        seed=P2D["gamp_seed"],
-        damping=P2D["gamp_damping"],
+        seed=P2D["gamp_iter_seed"],
+        damping=P2D["gamp_iter_damping"],
     script:
         "../scripts/p2_dynamics_gamp_growth.py"
 

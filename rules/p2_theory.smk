@@ -7,7 +7,7 @@
 from smattn.data.published import P2_PHASE_DIAGRAM_SKIPS
 
 P2T = group_params("p2_theory")
-P2T_GAMP_ALPHAS = [format(float(a), "g") for a in P2T["gamp_alphas"]]
+P2T_GAMP_ALPHAS = [format(float(a), "g") for a in P2T["gamp_sweep_alphas"]]
 P2T_SKIPS = [format(c, "g") for c in P2_PHASE_DIAGRAM_SKIPS]  # the authors' skip strengths c of the phase diagram
 
 
@@ -65,11 +65,11 @@ rule p2_gamp_alpha:
         mem_mb=3000,
         runtime=60,
     params:
-        d=P2T["gamp_d"],
-        runs=P2T["gamp_runs"],
-        iters=P2T["gamp_iters"],
-        damping=P2T["gamp_damping"],
-        n1d=P2T["gamp_n1d"],
+        d=P2T["gamp_sweep_d"],
+        runs=P2T["gamp_sweep_runs"],
+        iters=P2T["gamp_sweep_iterations"],
+        damping=P2T["gamp_sweep_damping"],
+        n1d=P2T["gamp_sweep_n1d"],
         skip_c=P2T["skip_c"],
         v_reg=P2T["v_reg"],
         seed=P2T["seed"],
@@ -159,7 +159,7 @@ rule p2_pd_hypotheses:
         authors_alpha_step=P2T["pd_hyp_authors_alpha_step"],
         level=P2T["pd_hyp_level"],
         v_reg=P2T["v_reg"],
-        n1d=P2T["gamp_n1d"],
+        n1d=P2T["gamp_sweep_n1d"],
         seed=P2T["seed"],
     script:
         "../scripts/p2_theory_pd_hypotheses.py"

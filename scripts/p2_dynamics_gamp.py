@@ -20,7 +20,7 @@ def main(io):
     p = io.params
     r = int(io.wildcards.run)
     if r >= p.runs:
-        raise ValueError(f"GAMP run {r} requested but gamp_runs = {p.runs}")
+        raise ValueError(f"GAMP run {r} requested but gamp_iter_runs = {p.runs}")
     seed = int(p.seed) * 1000 + r
     cfg = dict(d=p.d, alpha=p.alpha, n_iter=p.iterations, seed=seed, damping=p.damping)
     print(f"[gamp] {json.dumps(cfg)}", flush=True)
