@@ -32,6 +32,7 @@ rule p2_gamp_run:
         runs=P2D["gamp_iter_runs"],
         seed=P2D["gamp_iter_seed"],
         damping=P2D["gamp_iter_damping"],
+        onsager=P2D["gamp_iter_onsager"],
     script:
         "../scripts/p2_dynamics_gamp.py"
 
@@ -83,6 +84,7 @@ rule p2_gamp_growth:
         se_samples=P2D["gamp_growth_se_samples"],
         seed=P2D["gamp_iter_seed"],
         damping=P2D["gamp_iter_damping"],
+        onsager=P2D["gamp_iter_onsager"],
     script:
         "../scripts/p2_dynamics_gamp_growth.py"
 

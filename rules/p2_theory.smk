@@ -69,6 +69,7 @@ rule p2_gamp_alpha:
         runs=P2T["gamp_sweep_runs"],
         iters=P2T["gamp_sweep_iterations"],
         damping=P2T["gamp_sweep_damping"],
+        onsager=P2T["gamp_sweep_onsager"],
         n1d=P2T["gamp_sweep_n1d"],
         skip_c=P2T["skip_c"],
         v_reg=P2T["v_reg"],

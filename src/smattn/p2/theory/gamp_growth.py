@@ -63,11 +63,12 @@ def gamp_growth_runs(
     self_overlap1: float | None = None,
     variance1: float | None = None,
     onsager_v_reg: bool = False,
+    onsager: str = "damped",
 ) -> GrowthRuns:
     """GAMP runs (one per seed) of n_iter iterations from GampInit((m1, q2)) at dimension d.
 
     self_overlap1, variance1: an off-Nishimori start of the first layer (Q^0_11 and C_hat^0_11; default m1 and
-    1 - m1); onsager_v_reg as in run_gamp.  The sign of M_11 is fixed by the start (m1 > 0).
+    1 - m1); onsager_v_reg, onsager as in run_gamp.  The sign of M_11 is fixed by the start (m1 > 0).
     """
     if not 0 < m1 < 1 or not 0 <= q2 < 1:
         raise ValueError(f"need 0 < m1 < 1 and 0 <= q2 < 1, got m1={m1}, q2={q2}")
@@ -91,6 +92,7 @@ def gamp_growth_runs(
             quad=quad,
             init=init,
             onsager_v_reg=onsager_v_reg,
+            onsager=onsager,
         )
         M = np.concatenate([r.M0[None], r.M])
         Q = np.concatenate([r.Q0[None], r.Q])
