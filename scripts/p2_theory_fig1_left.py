@@ -154,8 +154,12 @@ def main(io):
         m[f"p2.L2.error_plugin_one_layer[alpha={fmt_id(a)}]"] = _at(al, r["error_one_layer"], a)
     i12 = int(np.argmin(np.abs(g_alpha - 1.2)))
     if abs(g_alpha[i12] - 1.2) < 1e-9:
-        m["p2.L2.gamp_q11[alpha=1.2]"] = float(g_m11[i12].mean())
-        m["p2.L2.gamp_q22[alpha=1.2]"] = float(g_m22[i12].mean())
+        # mean over runs (each its own teacher) of the final |M_kk|, as AMP_2w.csv, and its standard error from
+        # their spread (gamp_sweep_runs >= 2)
+        for k, g_m in (("11", g_m11), ("22", g_m22)):
+            v = np.asarray(g_m[i12], dtype=np.float64)
+            m[f"p2.L2.gamp_q{k}[alpha=1.2]"] = float(v.mean())
+            m[f"p2.L2.gamp_q{k}_se[alpha=1.2]"] = float(v.std(ddof=1) / np.sqrt(v.size))
     write_metrics(io.output.metrics, m)
 
 
