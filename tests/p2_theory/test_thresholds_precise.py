@@ -57,10 +57,16 @@ def test_refined_alpha_first_is_a_root_with_an_error_bar():
 
 
 def test_read_off_threshold_scans_until_q11_rises():
-    r = read_off_threshold(1.0, [0.2, 1.4], QUAD, n_samples=40, iterations=3, seed=0, level=0.5)
+    """The read-off must find the first layer at alpha = 1.4 (20 steps from 0.05 I take Q11 from ~1e-15 after the
+    last layer's transient to ~0.6-0.8) and not at 0.2 (below alpha_last).  A scan that never records a crossing
+    (the threshold detection removed) or records the first alpha fails here."""
+    r = read_off_threshold(1.0, [0.2, 1.4], QUAD, n_samples=40, iterations=20, seed=0, level=0.1)
     assert r["alphas"] == [0.2, 1.4] and len(r["q11"]) == 2
-    assert r["q11"][0] < 0.05  # below alpha_last both overlaps decay from 0.05
-    assert np.isnan(r["alpha"]) or r["alpha"] == 1.4
+    assert r["q11"][0] < 1e-6  # below alpha_last both overlaps decay from 0.05
+    assert r["q11"][1] > 0.3
+    assert r["alpha"] == 1.4
+    # a level no run reaches: no threshold
+    assert np.isnan(read_off_threshold(1.0, [0.2], QUAD, n_samples=40, iterations=3, seed=0, level=0.5)["alpha"])
 
 
 def test_deviation_note_is_built_from_the_numbers():
