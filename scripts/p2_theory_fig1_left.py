@@ -148,10 +148,12 @@ def main(io):
     for a in METRIC_ALPHAS_L2:
         m[f"p2.L2.q11[alpha={fmt_id(a)}]"] = _at(al, q11, a)
         m[f"p2.L2.q22[alpha={fmt_id(a)}]"] = _at(al, q22, a)
+        m[f"p2.L2.q11_se[alpha={fmt_id(a)}]"] = _at(al, r["q11_se"], a)
+        m[f"p2.L2.q22_se[alpha={fmt_id(a)}]"] = _at(al, r["q22_se"], a)
     for a in ERROR_ALPHAS_L2:
-        m[f"p2.L2.error_bo[alpha={fmt_id(a)}]"] = _at(al, r["error_bo"], a)
-        m[f"p2.L2.error_plugin[alpha={fmt_id(a)}]"] = _at(al, r["error_plugin"], a)
-        m[f"p2.L2.error_plugin_one_layer[alpha={fmt_id(a)}]"] = _at(al, r["error_one_layer"], a)
+        for key, name in (("bo", "error_bo"), ("plugin", "error_plugin"), ("one_layer", "error_plugin_one_layer")):
+            m[f"p2.L2.{name}[alpha={fmt_id(a)}]"] = _at(al, r[f"error_{key}"], a)
+            m[f"p2.L2.{name}_se[alpha={fmt_id(a)}]"] = _at(al, r[f"error_{key}_se"], a)
     i12 = int(np.argmin(np.abs(g_alpha - 1.2)))
     if abs(g_alpha[i12] - 1.2) < 1e-9:
         m["p2.L2.gamp_q11[alpha=1.2]"] = float(g_m11[i12].mean())

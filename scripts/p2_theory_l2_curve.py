@@ -5,9 +5,11 @@ import time
 import numpy as np
 
 from smattn.io import json_safe, write_json
-from smattn.p2.theory.overlap_curves import l2_alpha_grid, l2_overlap_curve, q2_grid
+from smattn.p2.theory.fixed_point_error import fixed_point_covariance
+from smattn.p2.theory.overlap_curves import METRIC_ALPHAS_L2, l2_alpha_grid, l2_overlap_curve, q2_grid
 from smattn.p2.theory.prediction_errors import bo_error, plugin_error
 from smattn.p2.theory.quadrature import QuadratureSettings
+from smattn.p2.theory.state_evolution import draw_teacher
 from smattn.scriptio import run
 
 
@@ -34,6 +36,18 @@ def main(io):
         f"SE curve: {len(alphas)} alphas in {t_se:.1f} s; alpha_last={r['alpha_last']:.4f} "
         f"alpha_first={r['alpha_first']:.4f}; non-converged points: {int(np.sum(~r['converged']))}"
     )
+    # Monte-Carlo standard errors of the ledger's points: the phase-II branch on its own draws (l2_overlap_curve:
+    # seed + 1), the SE fixed points on theirs (seed + 3); Q = 0 below alpha_last is exact
+    quad = QuadratureSettings(n1d=P.n1d)
+    draws = {1: draw_teacher(P.n_curve, 2, P.seed + 1), 2: draw_teacher(P.n_se, 2, P.seed + 3)}
+    q_se = np.full((len(alphas), 2), np.nan)
+    for i, a in enumerate(alphas):
+        if not np.any(np.isclose(a, METRIC_ALPHAS_L2)):
+            continue
+        how = int(r["how"][i])
+        q_se[i] = 0.0 if how == 0 else fixed_point_covariance(
+            [r["q11"][i], r["q22"][i]], a, P.skip_c, draws[how], quad, v_reg=P.v_reg
+        )["se"]  # fmt: skip
     errs = {k: [] for k in ("bo", "bo_se", "plugin", "plugin_se", "one_layer", "one_layer_se")}
     for i in range(len(alphas)):
         Q = np.diag([r["q11"][i], r["q22"][i]])
@@ -51,6 +65,7 @@ def main(io):
     out["K"] = r["K"].tolist()
     out["curve"] = {k: np.asarray(v).tolist() for k, v in r["curve"].items()}
     out.update({f"error_{k}": v for k, v in errs.items()})
+    out["q11_se"], out["q22_se"] = q_se[:, 0].tolist(), q_se[:, 1].tolist()
     out["params"] = vars(P)
     out["time_se_s"] = t_se
     out["time_total_s"] = time.time() - t0

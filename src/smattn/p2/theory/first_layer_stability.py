@@ -40,6 +40,7 @@ __all__ = [
     "alpha_first_stability",
     "iterations_to_level",
     "switch_on_bracket",
+    "first_crossing",
 ]
 
 
@@ -272,3 +273,12 @@ def switch_on_bracket(alphas, q11, level: float) -> tuple[float, float]:
     if not hit.size or hit[0] == 0:
         raise ValueError(f"Q11 does not cross {level} inside the alpha range")
     return float(a[hit[0] - 1]), float(a[hit[0]])
+
+
+def first_crossing(q11, level: float) -> int | None:
+    """Index of the first iterate at or after the minimum of a Q11 history (m,) that reaches level (None if none):
+    the iteration at which a read-off from the usual start (Q11 = 0.05 first decays) sees the first layer."""
+    q = np.asarray(q11, dtype=np.float64)
+    i0 = int(np.argmin(q))
+    hit = np.nonzero(q[i0:] >= level)[0]
+    return int(i0 + hit[0]) if hit.size else None
