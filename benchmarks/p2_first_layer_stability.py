@@ -1,9 +1,10 @@
 """First-layer stability of the two-layer SE at c = 1 at high precision, and what a finite run sees.
 
-    python benchmarks/p2_first_layer_stability.py [--n-samples 16384] [--traj-samples 1024] [--iterations 100]
-        [--data $SMATTN_DATA_MIRROR]
+    python benchmarks/p2_first_layer_stability.py [--n-samples 8192] [--traj-samples 512] [--iterations 80]
+        [--last-samples 131072] [--data $SMATTN_DATA_MIRROR]
 
 Prints (v_reg = 1e-3, damping 0.8, 8 scrambled Sobol' sets, seeds disjoint from the workflow's):
+* alpha_last at c = 1 (1 / K22 of the operator at Q = 0) at --last-samples quasi-random draws;
 * the alpha where lambda_1 (growth per iteration of Q11 on the phase-II fixed point) crosses 1, with its error bar;
 * lambda_1 and the iterations from Q11 = 1e-4 to 0.1 at the published threshold (alpha_critical.csv, c = 1) and at
   the two alphas between which the authors' BO_2w.csv switches Q11 on;
@@ -29,21 +30,28 @@ from smattn.p2.theory.first_layer_stability import (
 )
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import draw_teacher_qmc, state_evolution
+from smattn.p2.theory.thresholds import alpha_last
 
 LEVEL, START, V_REG, ETA = 0.1, 1e-4, 1e-3, 0.8
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n-samples", type=int, default=16384)
-    ap.add_argument("--traj-samples", type=int, default=1024)
-    ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--n-samples", type=int, default=8192)
+    ap.add_argument("--traj-samples", type=int, default=512)
+    ap.add_argument("--iterations", type=int, default=80)
+    ap.add_argument("--last-samples", type=int, default=131072)
     ap.add_argument("--seed", type=int, default=101)
     ap.add_argument("--data", default=os.environ.get("SMATTN_DATA_MIRROR", "../shared/data"), help="raw-data folder")
     a = ap.parse_args()
     spoc = Path(a.data) / "reference" / "spoc"
     quad = QuadratureSettings(n1d=24)
     t0 = time.time()
+    last = alpha_last(1.0, quad, n_samples=a.last_samples, seed=a.seed + 2, n_rep=8)
+    print(
+        f"[alpha_last] {last['n_used']} draws: {last['alpha']:.5f} ± {last['alpha_se']:.5f} ({time.time() - t0:.0f} s)",
+        flush=True,
+    )
     prob = StabilityProblem.from_sizes(1.0, a.n_samples, 8, a.seed, quad=quad, v_reg=V_REG, damping=ETA)
     r = alpha_first_stability(prob, bracket=(0.6, 1.0))
     print(

@@ -12,7 +12,10 @@ P2T_SKIPS = [format(c, "g") for c in P2_PHASE_DIAGRAM_SKIPS]  # the authors' ski
 
 
 rule p2_l2_state_evolution:
-    """L=2 SE curve at c = skip_c: explicit phase-II branch, SE iterations above alpha_first, BO/plug-in errors."""
+    """L=2 SE curve at c = skip_c: explicit phase-II branch, SE iterations above alpha_first, BO/plug-in errors
+    (also at the authors' published overlaps), standard errors of the ledger's points."""
+    input:
+        ref_bo=raw("reference/spoc/BO_2w.csv"),
     output:
         curve="results/p2_theory/l2_curve.json",
     log:

@@ -3,6 +3,7 @@ published curves are drawn as thin dashed lines."""
 
 import numpy as np
 
+from smattn.data.published import P2_AUTHORS_ERROR_SAMPLES
 from smattn.data.spoc import read_csv
 from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics
 from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, mark_unconverged, setup
@@ -154,6 +155,14 @@ def main(io):
         for key, name in (("bo", "error_bo"), ("plugin", "error_plugin"), ("one_layer", "error_plugin_one_layer")):
             m[f"p2.L2.{name}[alpha={fmt_id(a)}]"] = _at(al, r[f"error_{key}"], a)
             m[f"p2.L2.{name}_se[alpha={fmt_id(a)}]"] = _at(al, r[f"error_{key}_se"], a)
+            if key != "bo":
+                # the authors' error files: the same Monte-Carlo estimate over their sample size
+                scale = np.sqrt(r["params"]["error_samples"] / P2_AUTHORS_ERROR_SAMPLES)
+                m[f"p2.L2.{name}_paper_se[alpha={fmt_id(a)}]"] = scale * _at(al, r[f"error_{key}_se"], a)
+    au = r["error_plugin_at_authors_q"]
+    for a, e, e_se in zip(au["alpha"], au["mean"], au["se"], strict=True):
+        m[f"p2.L2.error_plugin_at_authors_q[alpha={fmt_id(a)}]"] = e
+        m[f"p2.L2.error_plugin_at_authors_q_se[alpha={fmt_id(a)}]"] = e_se
     i12 = int(np.argmin(np.abs(g_alpha - 1.2)))
     if abs(g_alpha[i12] - 1.2) < 1e-9:
         m["p2.L2.gamp_q11[alpha=1.2]"] = float(g_m11[i12].mean())

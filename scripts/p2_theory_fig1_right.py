@@ -118,6 +118,12 @@ def main(io):
     cid = fmt_id(st["c"])
     m[f"p2.L2.alpha_first_stability[c={cid}]"] = st["root"]["alpha"]
     m[f"p2.L2.alpha_first_stability_se[c={cid}]"] = st["root"]["alpha_se"]
+    at_c = next(r for r in rs if r["c"] == st["c"])  # the threshold record at the same c (independent draws)
+    if at_c["alpha_first"] is not None:
+        m[f"p2.L2.alpha_first_stability_gap[c={cid}]"] = st["root"]["alpha"] - at_c["alpha_first"]
+        m[f"p2.L2.alpha_first_stability_gap_se[c={cid}]"] = float(
+            np.hypot(st["root"]["alpha_se"], at_c["alpha_first_se"])
+        )
     m[f"p2.L2.phase2_lambda2[c={cid}]"] = st["root"]["lambda2"]
     for g in st["growth"].values():
         aid = fmt_id(round(g["alpha"], 4))

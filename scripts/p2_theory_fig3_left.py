@@ -115,8 +115,14 @@ def main(io):
         "p2.L3.min_ess[alpha=2]": at(rec["min_ess"], 2.0),
         "p2.L3.error_plugin[alpha=2]": at(full[:, 0], 2.0),
         "p2.L3.error_plugin_se[alpha=2]": at(full[:, 1], 2.0),
+        "p2.L3.error_plugin_q_se[alpha=2]": at(np.array(rec["error_plugin_q_se"], dtype=float), 2.0),
         "p2.L3.error_plugin_at_authors_q[alpha=2]": at_q["mean"][j2],
         "p2.L3.error_plugin_at_authors_q_se[alpha=2]": at_q["se"][j2],
+        "p2.L3.error_plugin_paper_se[alpha=2]": at_q["paper_se"][j2],
+        # one iterate of one run of the authors' procedure (what their file holds) scatters by this much
+        "p2.L3.q11_authors_estimator_sd[alpha=2]": float(
+            np.std(np.array(au["history"][i_au])[-int(au["params"]["tail"]) :, 0, 0], ddof=1)
+        ),
     }
     for k in range(3):
         m[f"p2.L3.K{k + 1}{k + 1}[c={cid}]"] = K[k, k]

@@ -4,9 +4,10 @@ import time
 
 import numpy as np
 
+from smattn.data.spoc import read_csv
 from smattn.io import json_safe, write_json
 from smattn.p2.theory.fixed_point_error import fixed_point_covariance
-from smattn.p2.theory.overlap_curves import METRIC_ALPHAS_L2, l2_alpha_grid, l2_overlap_curve, q2_grid
+from smattn.p2.theory.overlap_curves import ERROR_ALPHAS_L2, METRIC_ALPHAS_L2, l2_alpha_grid, l2_overlap_curve, q2_grid
 from smattn.p2.theory.prediction_errors import bo_error, plugin_error
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import draw_teacher
@@ -61,7 +62,21 @@ def main(io):
         ):
             errs[key].append(val[0])
             errs[key + "_se"].append(val[1])
+    # the plug-in error at the authors' own SE overlaps (BO_2w.csv), which their error file should hold
+    ref = read_csv(io.input.ref_bo)
+    at_authors = {"alpha": [], "mean": [], "se": []}
+    for a in ERROR_ALPHAS_L2:
+        j = int(np.argmin(np.abs(ref["alpha"] - a)))
+        if abs(ref["alpha"][j] - a) > 1e-6:
+            continue
+        e, e_se = plugin_error(
+            np.diag([ref["Q11"][j], ref["Q22"][j]]), P.skip_c, n_samples=P.error_samples, seed=P.seed
+        )
+        at_authors["alpha"].append(a)
+        at_authors["mean"].append(e)
+        at_authors["se"].append(e_se)
     out = {k: np.asarray(v).tolist() for k, v in r.items() if k not in ("curve", "K")}
+    out["error_plugin_at_authors_q"] = at_authors
     out["K"] = r["K"].tolist()
     out["curve"] = {k: np.asarray(v).tolist() for k, v in r["curve"].items()}
     out.update({f"error_{k}": v for k, v in errs.items()})

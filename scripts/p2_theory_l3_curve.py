@@ -5,11 +5,12 @@ import time
 
 import numpy as np
 
+from smattn.data.published import P2_AUTHORS_ERROR_SAMPLES
 from smattn.data.spoc import read_csv
 from smattn.io import json_safe, write_json
 from smattn.p2.theory.fixed_point_error import fixed_point_covariance
 from smattn.p2.theory.overlap_curves import METRIC_ALPHAS_L3, se_sweep
-from smattn.p2.theory.prediction_errors import plugin_error
+from smattn.p2.theory.prediction_errors import plugin_error, plugin_error_propagated_se
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import draw_teacher
 from smattn.p2.theory.thresholds import initial_operator
@@ -52,13 +53,21 @@ def main(io):
         full.append(plugin_error(np.diag(q[i]), P.skip_c, n_samples=P.error_samples, seed=P.seed + i))
         last.append(plugin_error(np.diag([0.0, 0.0, q[i, 2]]), P.skip_c, n_samples=P.error_samples, seed=P.seed + i))
     e0 = plugin_error(np.zeros((3, 3)), P.skip_c, n_samples=P.error_samples, seed=P.seed)
+    # the error's uncertainty from that of the overlaps (the Monte-Carlo error of the error itself is far smaller)
+    full_q_se = [
+        plugin_error_propagated_se(q[i], cov[i], P.skip_c, n_samples=P.error_samples, seed=P.seed + i)
+        if np.all(np.isfinite(cov[i]))
+        else float("nan")
+        for i in range(len(alphas))
+    ]
     # the plug-in error at the authors' own overlaps (BO_3w.csv): what their error file should hold
     ref = read_csv(io.input.ref_q)
     at_authors = []
     for a in METRIC_ALPHAS_L3:
         j = int(np.argmin(np.abs(ref["alpha"] - a)))
         Qa = np.diag([ref["Q11"][j], ref["Q22"][j], ref["Q33"][j]])
-        at_authors.append((float(ref["alpha"][j]), *plugin_error(Qa, P.skip_c, n_samples=P.error_samples, seed=P.seed)))
+        e, e_se = plugin_error(Qa, P.skip_c, n_samples=P.error_samples, seed=P.seed)
+        at_authors.append((float(ref["alpha"][j]), e, e_se, e_se * np.sqrt(P.error_samples / P2_AUTHORS_ERROR_SAMPLES)))
     write_json(
         io.output.record,
         json_safe(
@@ -77,11 +86,12 @@ def main(io):
                 "last_layer": k_max + 1,
                 "error_plugin": [e[0] for e in full],
                 "error_plugin_se": [e[1] for e in full],
+                "error_plugin_q_se": full_q_se,
                 "error_plugin_last_layer": [e[0] for e in last],
                 "error_plugin_last_layer_se": [e[1] for e in last],
                 "error_plugin_q0": e0,
-                "error_plugin_at_authors_q": {"alpha": [r[0] for r in at_authors], "mean": [r[1] for r in at_authors],
-                                              "se": [r[2] for r in at_authors]},
+                "error_plugin_at_authors_q": {k: [r[i] for r in at_authors] for i, k in
+                                              enumerate(("alpha", "mean", "se", "paper_se"))},
                 "time_se_s": t_se,
                 "time_s": time.time() - t0,
             }

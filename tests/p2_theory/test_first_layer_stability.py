@@ -138,3 +138,16 @@ def test_fixed_point_error_of_a_clamped_entry_is_zero():
     assert fp["se"][1] == 0.0 and fp["se"][0] > 0.0
     with pytest.raises(ValueError):
         fixed_point_covariance([0.5, 1.0], 1.2, 1.0, d, QUAD)
+
+
+def test_error_bar_carried_over_to_the_plugin_error_matches_resampled_overlaps():
+    """The plug-in error's standard error from the overlaps' covariance (linear propagation) against the spread of
+    the error over overlaps drawn from that covariance (common random numbers for the error itself)."""
+    from smattn.p2.theory.prediction_errors import plugin_error, plugin_error_propagated_se
+
+    q, cov = np.array([0.8, 0.99]), np.diag([0.02**2, 0.002**2])
+    se = plugin_error_propagated_se(q, cov, 1.0, n_samples=50_000, seed=4)
+    rng = np.random.default_rng(0)
+    draws = rng.multivariate_normal(q, cov, size=24)
+    errs = [plugin_error(np.diag(np.clip(d, 0, 1)), 1.0, n_samples=50_000, seed=4)[0] for d in draws]
+    assert 0.6 < np.std(errs, ddof=1) / se < 1.5
