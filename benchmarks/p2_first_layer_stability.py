@@ -2,6 +2,7 @@
 
     python benchmarks/p2_first_layer_stability.py [--n-samples 8192] [--traj-samples 512] [--iterations 80]
         [--last-samples 131072] [--data $SMATTN_DATA_MIRROR]
+    python benchmarks/p2_first_layer_stability.py --fixed-point-only
 
 Prints (v_reg = 1e-3, damping 0.8, 8 scrambled Sobol' sets, seeds disjoint from the workflow's):
 * alpha_last at c = 1 (1 / K22 of the operator at Q = 0) at --last-samples quasi-random draws;
@@ -9,7 +10,8 @@ Prints (v_reg = 1e-3, damping 0.8, 8 scrambled Sobol' sets, seeds disjoint from 
 * lambda_1 and the iterations from Q11 = 1e-4 to 0.1 at the published threshold (alpha_critical.csv, c = 1) and at
   the two alphas between which the authors' BO_2w.csv switches Q11 on;
 * the deterministic SE (plain damped iteration, common draws) from the authors' start 0.05 I at those alphas: the
-  minimum of Q11, the iteration where it first exceeds 0.1, and its value after the run.
+  minimum of Q11, the iteration where it first exceeds 0.1, and its value after the run;
+* with --fixed-point-only: the fixed point at alpha = 1.2 with its standard error and the plug-in errors there.
 """
 
 import argparse
@@ -28,11 +30,35 @@ from smattn.p2.theory.first_layer_stability import (
     iterations_to_level,
     switch_on_bracket,
 )
+from smattn.p2.theory.fixed_point_error import fixed_point_covariance
+from smattn.p2.theory.prediction_errors import plugin_error, plugin_error_propagated_se
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import draw_teacher_qmc, state_evolution
 from smattn.p2.theory.thresholds import alpha_last
 
 LEVEL, START, V_REG, ETA = 0.1, 1e-4, 1e-3, 0.8
+
+
+def fixed_point_errors(seed, quad, alpha=1.2, log2_n=12):
+    """The L = 2 fixed point at alpha (2**log2_n quasi-random draws, plain damped SE to 1e-7 from near it), its
+    Monte-Carlo standard error and the plug-in errors (full, last layer only) there with theirs."""
+    d = draw_teacher_qmc(log2_n, 2, seed + 3)
+    r = state_evolution(
+        alpha, 1.0, 2, draws=d, q0=np.diag([0.88, 0.998]), tol=1e-7, max_iter=400, diagonal=True, v_reg=V_REG,
+        quad=quad, damping=ETA, accelerate=True,
+    )  # fmt: skip
+    q = np.diag(r.Q)
+    fp = fixed_point_covariance(q, alpha, 1.0, d, quad, v_reg=V_REG)
+    print(
+        f"[fixed point] alpha {alpha}, {len(d.xi)} draws: Q11 = {q[0]:.4f} ± {fp['se'][0]:.4f}, "
+        f"Q22 = {q[1]:.5f} ± {fp['se'][1]:.5f} (converged {r.converged}, {r.iterations} iterations)",
+        flush=True,
+    )
+    for name, mask in (("full", np.ones(2)), ("last layer only", np.array([0.0, 1.0]))):
+        e, e_se = plugin_error(np.diag(mask * q), 1.0, n_samples=2_000_000, seed=seed)
+        q_se = plugin_error_propagated_se(mask * q, fp["cov"] * np.outer(mask, mask), 1.0, n_samples=400_000, seed=seed)
+        print(f"[fixed point] plug-in error ({name}) = {e:.5f} ± {np.hypot(e_se, q_se):.5f} (Monte Carlo {e_se:.1e}, "
+              f"from the overlaps {q_se:.1e})", flush=True)  # fmt: skip
 
 
 def main():
@@ -41,12 +67,18 @@ def main():
     ap.add_argument("--traj-samples", type=int, default=512)
     ap.add_argument("--iterations", type=int, default=80)
     ap.add_argument("--last-samples", type=int, default=131072)
+    ap.add_argument(
+        "--fixed-point-only", action="store_true", help="only the fixed point at alpha = 1.2 and its plug-in errors"
+    )
     ap.add_argument("--seed", type=int, default=101)
     ap.add_argument("--data", default=os.environ.get("SMATTN_DATA_MIRROR", "../shared/data"), help="raw-data folder")
     a = ap.parse_args()
     spoc = Path(a.data) / "reference" / "spoc"
     quad = QuadratureSettings(n1d=24)
     t0 = time.time()
+    if a.fixed_point_only:
+        fixed_point_errors(a.seed, quad)
+        return
     last = alpha_last(1.0, quad, n_samples=a.last_samples, seed=a.seed + 2, n_rep=8)
     print(
         f"[alpha_last] {last['n_used']} draws: {last['alpha']:.5f} ± {last['alpha_se']:.5f} ({time.time() - t0:.0f} s)",

@@ -153,12 +153,16 @@ def main(io):
         m[f"p2.L2.q22_se[alpha={fmt_id(a)}]"] = _at(al, r["q22_se"], a)
     for a in ERROR_ALPHAS_L2:
         for key, name in (("bo", "error_bo"), ("plugin", "error_plugin"), ("one_layer", "error_plugin_one_layer")):
+            mc_se = _at(al, r[f"error_{key}_se"], a)
             m[f"p2.L2.{name}[alpha={fmt_id(a)}]"] = _at(al, r[f"error_{key}"], a)
-            m[f"p2.L2.{name}_se[alpha={fmt_id(a)}]"] = _at(al, r[f"error_{key}_se"], a)
-            if key != "bo":
-                # the authors' error files: the same Monte-Carlo estimate over their sample size
-                scale = np.sqrt(r["params"]["error_samples"] / P2_AUTHORS_ERROR_SAMPLES)
-                m[f"p2.L2.{name}_paper_se[alpha={fmt_id(a)}]"] = scale * _at(al, r[f"error_{key}_se"], a)
+            if key == "bo":
+                m[f"p2.L2.{name}_se[alpha={fmt_id(a)}]"] = mc_se
+                continue
+            # ours: Monte-Carlo error of the estimate and that carried over from the overlaps' own error
+            m[f"p2.L2.{name}_se[alpha={fmt_id(a)}]"] = float(np.hypot(mc_se, _at(al, r[f"error_{key}_q_se"], a)))
+            # the authors' error files: the same Monte-Carlo estimate over their sample size
+            scale = np.sqrt(r["params"]["error_samples"] / P2_AUTHORS_ERROR_SAMPLES)
+            m[f"p2.L2.{name}_paper_se[alpha={fmt_id(a)}]"] = scale * mc_se
     au = r["error_plugin_at_authors_q"]
     for a, e, e_se in zip(au["alpha"], au["mean"], au["se"], strict=True):
         m[f"p2.L2.error_plugin_at_authors_q[alpha={fmt_id(a)}]"] = e

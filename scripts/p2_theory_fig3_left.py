@@ -114,8 +114,10 @@ def main(io):
         "p2.L3.q11_authors_estimator_se[alpha=2]": float(au_se[i_au, 0]),
         "p2.L3.min_ess[alpha=2]": at(rec["min_ess"], 2.0),
         "p2.L3.error_plugin[alpha=2]": at(full[:, 0], 2.0),
-        "p2.L3.error_plugin_se[alpha=2]": at(full[:, 1], 2.0),
-        "p2.L3.error_plugin_q_se[alpha=2]": at(np.array(rec["error_plugin_q_se"], dtype=float), 2.0),
+        # ours: Monte-Carlo error of the estimate and that carried over from the overlaps' own error
+        "p2.L3.error_plugin_se[alpha=2]": np.hypot(
+            at(full[:, 1], 2.0), at(np.array(rec["error_plugin_q_se"], float), 2.0)
+        ),
         "p2.L3.error_plugin_at_authors_q[alpha=2]": at_q["mean"][j2],
         "p2.L3.error_plugin_at_authors_q_se[alpha=2]": at_q["se"][j2],
         "p2.L3.error_plugin_paper_se[alpha=2]": at_q["paper_se"][j2],

@@ -86,7 +86,7 @@ def main(io):
                 "last_layer": k_max + 1,
                 "error_plugin": [e[0] for e in full],
                 "error_plugin_se": [e[1] for e in full],
-                "error_plugin_q_se": full_q_se,
+                "error_plugin_q_se": full_q_se,  # from the overlaps' covariance (nan off the ledger's alphas)
                 "error_plugin_last_layer": [e[0] for e in last],
                 "error_plugin_last_layer_se": [e[1] for e in last],
                 "error_plugin_q0": e0,

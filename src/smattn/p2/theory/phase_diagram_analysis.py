@@ -204,14 +204,15 @@ def analyse_phase_diagram(records: Sequence[Mapping], ref: Mapping, hyp: Mapping
     ok_r = np.isfinite(ratios)
     w = 1.0 / np.maximum(r_se[ok_r], 1e-12) ** 2
     factor = float(np.sum(w * ratios[ok_r]) / np.sum(w)) if ok_r.any() else np.nan
-    agree_r = np.abs(ratios - factor) <= K_SIGMA * r_se
-    both = np.concatenate([c, c])
+    # a c agrees when both of its columns agree with the common factor
+    agree_r = (np.abs(ratios - factor) <= K_SIGMA * r_se).reshape(2, -1).all(axis=0)
+    ok_c = ok_r.reshape(2, -1).all(axis=0)
     hyps.append(
         Hypothesis(
             "normalisation of alpha",
-            verdict(agree_r[ok_r]),
-            sorted({float(x) for x in both[ok_r & agree_r]}),
-            sorted({float(x) for x in both[ok_r & ~agree_r]}),
+            verdict(agree_r[ok_c]),
+            [float(x) for x in c[ok_c & agree_r]],
+            [float(x) for x in c[ok_c & ~agree_r]],
             {
                 "factor": factor,
                 "first": _spread(t["csv_alpha1"] / a_first),
