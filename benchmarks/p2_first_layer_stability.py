@@ -11,7 +11,8 @@ Prints (v_reg = 1e-3, damping 0.8, 8 scrambled Sobol' sets, seeds disjoint from 
   the two alphas between which the authors' BO_2w.csv switches Q11 on;
 * the deterministic SE (plain damped iteration, common draws) from the authors' start 0.05 I at those alphas: the
   minimum of Q11, the iteration where it first exceeds 0.1, and its value after the run;
-* with --fixed-point-only: the fixed point at alpha = 1.2 with its standard error and the plug-in errors there.
+* with --fixed-point-only: the fixed points at alpha = 1.2 and 1.5 with their standard errors and the plug-in errors
+  there.
 """
 
 import argparse
@@ -39,12 +40,12 @@ from smattn.p2.theory.thresholds import alpha_last
 LEVEL, START, V_REG, ETA = 0.1, 1e-4, 1e-3, 0.8
 
 
-def fixed_point_errors(seed, quad, alpha=1.2, log2_n=12):
+def fixed_point_errors(seed, quad, alpha, q0, log2_n=12):
     """The L = 2 fixed point at alpha (2**log2_n quasi-random draws, plain damped SE to 1e-7 from near it), its
     Monte-Carlo standard error and the plug-in errors (full, last layer only) there with theirs."""
     d = draw_teacher_qmc(log2_n, 2, seed + 3)
     r = state_evolution(
-        alpha, 1.0, 2, draws=d, q0=np.diag([0.88, 0.998]), tol=1e-7, max_iter=400, diagonal=True, v_reg=V_REG,
+        alpha, 1.0, 2, draws=d, q0=np.diag(q0), tol=1e-7, max_iter=400, diagonal=True, v_reg=V_REG,
         quad=quad, damping=ETA, accelerate=True,
     )  # fmt: skip
     q = np.diag(r.Q)
@@ -68,7 +69,9 @@ def main():
     ap.add_argument("--iterations", type=int, default=80)
     ap.add_argument("--last-samples", type=int, default=131072)
     ap.add_argument(
-        "--fixed-point-only", action="store_true", help="only the fixed point at alpha = 1.2 and its plug-in errors"
+        "--fixed-point-only",
+        action="store_true",
+        help="only the fixed points at alpha = 1.2 and 1.5 and their plug-in errors",
     )
     ap.add_argument("--seed", type=int, default=101)
     ap.add_argument("--data", default=os.environ.get("SMATTN_DATA_MIRROR", "../shared/data"), help="raw-data folder")
@@ -77,7 +80,8 @@ def main():
     quad = QuadratureSettings(n1d=24)
     t0 = time.time()
     if a.fixed_point_only:
-        fixed_point_errors(a.seed, quad)
+        for al, q0 in ((1.2, (0.88, 0.998)), (1.5, (0.95, 0.999))):
+            fixed_point_errors(a.seed, quad, al, q0)
         return
     last = alpha_last(1.0, quad, n_samples=a.last_samples, seed=a.seed + 2, n_rep=8)
     print(
