@@ -196,29 +196,93 @@ def test_short_training_run_decreases_loss_and_records_similarity(tmp_path):
     assert out["val_accuracy"].shape == (2,)
     assert out["train_loss"][spe:].mean() < out["train_loss"][:spe].mean()
     assert list(tmp_path.iterdir()) == []  # the Gram file is removed
-    # a two-step run: the loss of the second step is below the first on the same batch
-    model = TiedAttentionClassifier(
-        attn_init_std=0.1,
-        vocab_size=50,
-        embed_dim=16,
-        hidden_dim=8,
-        n_classes=3,
-        generator=torch.Generator().manual_seed(0),
-    )
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, eps=1e-6, weight_decay=0.0)
-    x, m = collate(ids[:16], [len(s) for s in ids[:16]])
-    y = torch.as_tensor(labels[:16])
-    losses = []
-    for _ in range(2):
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x, m), y)
-        loss.backward()
-        opt.step()
-        losses.append(float(loss.detach()))
-    assert losses[1] < losses[0]
     # the same seed reproduces the run exactly
     again = train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, vocab_size=50, progress=None)
     np.testing.assert_array_equal(again["train_loss"], out["train_loss"])
+
+
+def test_compact_embedding_equals_the_full_table(tmp_path):
+    """Keeping only the embedding rows of ids that occur (the toy corpus leaves ids 3-9 and 40-49 unused) gives the
+    same trajectory as the full table. Mutation caught: drawing the kept rows' initial values afresh instead of
+    taking them from the full draw (every similarity and loss changes)."""
+    ids, labels = _toy_corpus()
+    cfg = paper_trec_config(
+        epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1, optimizer="torch_adamw"
+    )
+    kw = dict(rep=0, workdir=tmp_path, vocab_size=50, progress=None, show_bar=False)
+    full = train_trec_run(ids, labels, cfg, compact_embedding=False, **kw)
+    compact = train_trec_run(ids, labels, cfg, compact_embedding=True, **kw)
+    np.testing.assert_allclose(compact["similarity"], full["similarity"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(compact["train_loss"], full["train_loss"], rtol=1e-6)
+    np.testing.assert_array_equal(compact["val_accuracy"], full["val_accuracy"])
+    model = TiedAttentionClassifier(attn_init_std=0.1, vocab_size=50, embed_dim=4, hidden_dim=2, kept_ids=[0, 7, 3])
+    assert model.embedding.weight.shape == (3, 4)
+    with pytest.raises(IndexError):
+        model(torch.tensor([[0, 5]]))  # id 5 has no row
+    with pytest.raises(ValueError, match="kept_ids"):
+        TiedAttentionClassifier(attn_init_std=0.1, vocab_size=50, kept_ids=[60])
+
+
+def test_recording_in_blocks_equals_recording_every_step(tmp_path):
+    """The Grams and losses held on the device for a block of steps reach the same records as a copy per step."""
+    ids, labels = _toy_corpus()
+    cfg = paper_trec_config(epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=2)
+    kw = dict(rep=1, workdir=tmp_path, vocab_size=50, progress=None, show_bar=False)
+    every = train_trec_run(ids, labels, cfg, record_block=1, **kw)
+    blocks = train_trec_run(ids, labels, cfg, record_block=7, **kw)  # 20 steps: blocks end inside epochs
+    np.testing.assert_array_equal(blocks["similarity"], every["similarity"])
+    np.testing.assert_array_equal(blocks["train_loss"], every["train_loss"])
+
+
+_KILL_SCRIPT = """
+import numpy as np, torch
+from smattn.p2.dynamics.trec import paper_trec_config, train_trec_run
+torch.set_num_threads(1)
+rng = np.random.default_rng(0)
+ids = [[1] + rng.integers(10, 40, 5).tolist() + [2] for _ in range(96)]
+labels = np.arange(96) % 3
+cfg = paper_trec_config(epochs=100000, batch_size=8, lr=1e-3, embed_dim=16, hidden_dim=8, map_chunk=10, seed=0)
+train_trec_run(ids, labels, cfg, rep=0, workdir={work!r}, vocab_size=50, progress=None, show_bar=False)
+"""
+
+
+def test_terminated_run_leaves_no_gram_file(tmp_path):
+    """SIGTERM in the middle of a run (a cluster's time limit, a cancelled job) removes the on-disk Gram file.
+    Mutation caught: without :func:`sigterm_raises` the process dies with the file in place."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT.format(work=str(work))])
+    try:
+        deadline = time.monotonic() + 120
+        while not list(work.glob("grams_*.npy")):
+            assert proc.poll() is None, "the run ended before it recorded anything"
+            assert time.monotonic() < deadline, "no Gram file appeared within 120 s"
+            time.sleep(0.05)
+        time.sleep(0.3)  # well inside the loop
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert rc == 128 + signal.SIGTERM
+    assert list(work.iterdir()) == []
+
+
+def test_failing_run_leaves_no_gram_file(tmp_path):
+    ids, labels = _toy_corpus()
+    cfg = paper_trec_config(epochs=3, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1)
+
+    def fail(line):
+        raise RuntimeError("stop after the first epoch")
+
+    with pytest.raises(RuntimeError, match="first epoch"):
+        train_trec_run(ids, labels, cfg, rep=0, workdir=tmp_path, vocab_size=50, progress=fail, show_bar=False)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_real_trec_pipeline_smoke(raw_data, tmp_path):
