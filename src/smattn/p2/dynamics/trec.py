@@ -40,6 +40,7 @@ from .similarity import GramRecorder
 __all__ = [
     "TRECConfig",
     "paper_trec_config",
+    "trec_config",
     "encode_questions",
     "split_indices",
     "chunk_padded_lengths",
@@ -74,12 +75,24 @@ class TRECConfig(Settings):
     hidden_dim: int = setting(default=64, ge=1)
 
 
+SWEEP_PREFIX = "trec_sweep_"  # config keys of the sequential-learning sweep, not fields of one run
+
+
+def trec_config(params, **overrides) -> TRECConfig:
+    """TRECConfig from the ``trec_*`` keys of a p2_dynamics parameter mapping (config.yaml names; the sweep's
+    ``trec_sweep_*`` keys are skipped, other keys ignored), then ``overrides`` (field names)."""
+    names = {"attention_mask": "use_attention_mask"}
+    kw = {
+        names.get(k[5:], k[5:]): v
+        for k, v in dict(params).items()
+        if k.startswith("trec_") and not k.startswith(SWEEP_PREFIX)
+    }
+    return TRECConfig(**{**kw, **overrides})
+
+
 def paper_trec_config(**overrides) -> TRECConfig:
     """TRECConfig with the paper-scale ``trec_*`` values of config.yaml, then ``overrides`` (field names)."""
-    p = scale_params("p2_dynamics", "paper")
-    names = {"attention_mask": "use_attention_mask"}
-    kw = {names.get(k[5:], k[5:]): v for k, v in p.items() if k.startswith("trec_")}
-    return TRECConfig(**{**kw, **overrides})
+    return trec_config(scale_params("p2_dynamics", "paper"), **overrides)
 
 
 def encode_questions(questions: Sequence, tokenizer) -> tuple[list[list[int]], np.ndarray]:
