@@ -209,9 +209,9 @@ rule p2_trec_sweep_run:
     output:
         runs="results/p2_dynamics/trec_sweep/{opt}_init{init}.npz",
     log:
-        "logs/p2_dynamics/p2_trec_sweep_run_{opt}_init{init}.log",
+        "logs/p2_dynamics/p2_trec_sweep_run_{opt}_{init}.log",
     benchmark:
-        "results/benchmarks/p2_dynamics/p2_trec_sweep_run_{opt}_init{init}.tsv"
+        "results/benchmarks/p2_dynamics/p2_trec_sweep_run_{opt}_{init}.tsv"
     wildcard_constraints:
         opt=r"torch_adamw|transformers_adamw",
         init=r"[0-9][0-9.e+-]*",

@@ -2,7 +2,7 @@
 the top axis; ours: thin runs and mean; the authors' published means dashed with their min-max band), and our
 validation accuracy per epoch. Metrics: start similarity and half-rise step per layer with standard errors over
 runs (``_se``), the layer-2 change over the first 40 steps, and the sequential-learning quantities of these runs:
-``p2.trec.flat_fraction`` (the fraction of its rise layer 2 has covered when layer 1 is learned) and
+``p2.trec.phi`` (the fraction of its rise layer 2 has covered when layer 1 is learned) and
 ``p2.trec.half_rise_gap`` (layer 2's half-rise step minus layer 1's), each with ``_se`` (docs/p2_dynamics.md,
 "TREC")."""
 
@@ -122,7 +122,7 @@ def main(io):
     seq = tm.sequential_verdict(tm.sequential_per_run(S[0], S[1], full_length=True))
     print(f"sequential learning (runs of this configuration): {seq}", flush=True)
     if seq["outcome"] != "undecided":
-        for q, name in (("phi", "flat_fraction"), ("gap", "half_rise_gap")):
+        for q, name in (("phi", "phi"), ("gap", "half_rise_gap")):
             metrics[f"p2.trec.{name}"] = seq[q]
             metrics[f"p2.trec.{name}_se"] = seq[f"{q}_se"]
     metrics["p2.trec.val_accuracy"] = float(acc[:, -1].mean())
