@@ -43,10 +43,13 @@ COST_JOBS = {
     **benchmarks(rules.p2_fig1_left),
     **benchmarks(rules.p2_thresholds_c, c=P2T_SKIPS),
     **benchmarks(rules.p2_pd_hypotheses),
+    **benchmarks(rules.p2_first_layer_stability),
     **benchmarks(rules.p2_fig1_right),
     **benchmarks(rules.p2_l3_authors_estimator),
+    **benchmarks(rules.p2_l3_state_evolution),
     **benchmarks(rules.p2_fig3_left),
     **benchmarks(rules.p2_se_crosscheck),
+    **benchmarks(rules.p2_fig5_clamped),
     **benchmarks(rules.p2_fig5),
     # P2 dynamics
     **benchmarks(rules.p2_gamp_run, run=P2D_GAMP_RUNS),
@@ -56,6 +59,12 @@ COST_JOBS = {
     **benchmarks(rules.p2_fig2_right),
     **benchmarks(rules.p2_trec_run, rep=P2D_TREC_REPS),
     **benchmarks(rules.p2_fig3_right),
+    **benchmarks(
+        rules.p2_trec_sweep_run,
+        opt=P2D["trec_sweep_optimizers"],
+        init=[f"{v:g}" for v in P2D["trec_sweep_inits"]],
+    ),
+    **benchmarks(rules.p2_trec_sweep),
     # P1 HMC: every variant at every sampled width
     **benchmarks(rules.p1_hmc_theory, variant=P1H_VARIANTS),
     **benchmarks(rules.p1_hmc_sample, variant=P1H_VARIANTS, N=[int(n) for n in P1H["sampled_widths"]]),
