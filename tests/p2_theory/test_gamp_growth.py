@@ -63,8 +63,8 @@ def test_gamp_first_layer_growth_follows_the_state_evolution():
     d = 300; state evolution: Monte-Carlo error of 800 teacher draws).  Both use the same channel grid and no
     regulariser (the data are noiseless, as the state evolution at v_reg = 0 assumes), so the test is about GAMP's
     updates.  Step 1 has no Onsager term (the start does not depend on the data); step 2 has it.
-    Mutations this fails on (measured at d = 400, 10 seeds): the Onsager term dropped (step-2 ratio 0.79 against
-    the state evolution's 1.33) and the Jacobian average A set to 0 (step 2: 0.62).
+    Mutations this fails on (run with this test's sizes): the Onsager term dropped (step-2 ratio 0.78 against the
+    state evolution's 1.37, tolerance 0.19) and the Jacobian average A set to 0 (step 2: 0.59, tolerance 0.29).
     """
     quad = QuadratureSettings()
     se = se_steps(1.2, 0.2, 0.98, 2, v_reg=0.0, n_samples=800, seed=3, quad=quad)
