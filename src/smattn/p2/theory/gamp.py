@@ -83,15 +83,12 @@ class GampResult:
     Q0: np.ndarray
 
 
-def make_data(W, n, rng, c, noise: float = 0.0):
-    """Inputs X (n, T=2, d) i.i.d. N(0,1), the observation logits (n, 2) of the deep attention target and the
-    teacher pre-activations Z (n, p, 2).  noise: variance of Gaussian noise added to Z before the link (the
-    pre-activation noise of the paper's Assumption 2; 0 = the noiseless target; drawn after X)."""
+def make_data(W, n, rng, c):
+    """Inputs X (n, T=2, d) i.i.d. N(0,1) and the noiseless observation logits (n, 2) of the deep attention target."""
     p, d = W.shape
     X = rng.standard_normal((n, 2, d))
     Z = np.einsum("ad,ntd->nat", W, X) / np.sqrt(d)
-    Zn = Z + np.sqrt(noise) * rng.standard_normal(Z.shape) if noise > 0 else Z
-    return X, link_logits(Zn, c), Z
+    return X, link_logits(Z, c), Z
 
 
 def run_gamp(
@@ -110,7 +107,6 @@ def run_gamp(
     init: GampInit | None = None,
     onsager_v_reg: bool = False,
     onsager: str = "damped",
-    teacher_noise: float = 0.0,
     progress_desc: str | None = None,
     observer=None,
 ) -> GampResult:
@@ -132,11 +128,8 @@ def run_gamp(
     C = (I + A)^{-1} the undamped new variance: the damped estimate W_hat^t = eta f_in(b^{t-1}) +
     (1 - eta) W_hat^{t-1} carries the self-interaction of every earlier g_out with these weights, and S removes
     exactly that (with a Gaussian prior f_in is linear in b with slope C); at a fixed point both are C_hat g
-    (docs/p2_dynamics.md#gamp-first-layer-at-finite-d).  teacher_noise: pre-activation noise variance of the
-    data (make_data; 0 = the noiseless target; v_reg is the state evolution's matching choice).
+    (docs/p2_dynamics.md#gamp-first-layer-at-finite-d).
     """
-    if teacher_noise < 0:
-        raise ValueError(f"teacher_noise must be >= 0, got {teacher_noise}")
     if onsager not in ("latest", "damped"):
         raise ValueError(f"onsager must be 'latest' or 'damped', got {onsager!r}")
     if d < 2 or n_iter < 1 or alpha <= 0:
@@ -147,7 +140,7 @@ def run_gamp(
     rng = np.random.default_rng(seed)
     n = int(np.floor(alpha * d))
     W = rng.standard_normal((L, d))
-    X, ell, Z = make_data(W, n, rng, c, teacher_noise)
+    X, ell, Z = make_data(W, n, rng, c)
     Xt = rng.standard_normal((n_test, 2, d))
     y_test = attention_output(np.einsum("ad,ntd->nat", W, Xt) / np.sqrt(d), c)
     S = np.sqrt(lam) * W + rng.standard_normal((L, d)) if lam > 0 else None
