@@ -15,7 +15,18 @@ import sys
 import pytest
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "report", "claims", "envs", "profiles")
+WORKFLOW_FILES = (
+    "Snakefile",
+    "config.yaml",
+    "rules",
+    "scripts",
+    "schemas",
+    "report",
+    "claims",
+    "envs",
+    "profiles",
+    "benchmarks",  # unit_costs.csv, read by the cost plan
+)
 
 
 def snakemake(args, cwd, env_extra=None, timeout=600):
@@ -302,7 +313,19 @@ EXPECTED_FIGURES = [
         "fig7",
     )
 ]
-NO_BENCHMARK = {"all", "fetch_raw", "raw_data", "metrics_ledger", "cost_table"}  # local rules and pure aggregation
+# local rules and pure aggregation
+NO_BENCHMARK = {
+    "all",
+    "fetch_raw",
+    "raw_data",
+    "metrics_ledger",
+    "cost_table",
+    "cost_plan",
+    "group_claims",
+    "group_costs",
+}
+# group targets (`snakemake p2`, ...): like `all`, a list of inputs
+GROUP_TARGETS = ("p1", "p2", "p1_hmc", "p1_images", "p1_pruning", "p2_theory", "p2_dynamics")
 
 
 @pytest.fixture(scope="module")
@@ -333,7 +356,7 @@ def test_figure_rules_declare_pdf_csv_and_report(workflow_rules):
 
 def test_every_computing_rule_has_log_benchmark_and_resources(workflow_rules):
     for name, r in workflow_rules.items():
-        if name in ("all", "raw_data"):
+        if name in ("all", "raw_data", *GROUP_TARGETS):
             continue
         assert len(r.log) == 1, name
         assert {"mem_mb", "runtime"} <= set(r.resources.keys()), name
@@ -376,7 +399,7 @@ def _dry_run_jobs(workdir, scale, targets=()):
 def test_cost_table_reads_the_benchmark_of_every_computing_job(workdir, workflow_rules, scale):
     """The cost table's inputs are exactly the benchmark files of the jobs that the other targets of `all` run."""
     [(read, _)] = _dry_run_jobs(workdir, scale)["cost_table"]
-    read = set(read.split(", "))
+    read = {f for f in read.split(", ") if f.startswith("results/benchmarks/")}
     costs = {str(f) for f in workflow_rules["cost_table"].output}
     targets = [str(f) for f in workflow_rules["all"].input]
     assert costs <= set(targets)
@@ -386,3 +409,20 @@ def test_cost_table_reads_the_benchmark_of_every_computing_job(workdir, workflow
     assert len(planned) == len(computing) > 50
     assert sorted(read - planned) == [], "read by the cost table, but no job of the targets writes it"
     assert sorted(planned - read) == [], "jobs of the targets whose cost the table misses"
+
+
+@pytest.mark.parametrize("target", ["p2", "p1_hmc", "p1_pruning"])
+def test_group_target_builds_its_figures_claims_and_exactly_its_jobs_costs(workdir, workflow_rules, target):
+    """`snakemake <target>` plans its figures, its claims table and a cost table whose benchmarks are exactly those of
+    the computing jobs the target runs (p1_pruning: the image-task trainings and exports it needs included)."""
+    jobs = _dry_run_jobs(workdir, "smoke", [target])
+    assert {"group_claims", "group_costs", target} <= set(jobs), sorted(jobs)
+    assert "metrics_ledger" not in jobs and "cost_table" not in jobs
+    [(read, _)] = jobs["group_costs"]
+    read = set(read.split(", "))
+    planned = {bench for rule_jobs in jobs.values() for _, bench in rule_jobs if bench}
+    assert read == planned and len(planned) > 5
+    groups = {"p2": ("p2_theory", "p2_dynamics"), "p1_hmc": ("p1_hmc",), "p1_pruning": ("p1_pruning", "p1_images")}
+    assert {b.split("/")[2] for b in planned} == set(groups[target]), planned
+    [(claims_in, _)] = jobs["group_claims"]
+    assert all(f"claims/{g}.yaml" in claims_in for g in ("p2_theory", "p2_dynamics", "p1_hmc", "p1_images"))
