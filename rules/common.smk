@@ -136,3 +136,9 @@ def jobs_upstream(files, specs, producer):
             seen.add(b)
             todo.extend(specs[b]["after"])
     return {b: specs[b] for b in specs if b in seen}
+
+
+def by_scale(smoke, laptop, paper):
+    """The value of the active scale, e.g. `runtime=by_scale(10, 60, 360)`: declared limits sized from the cost plan
+    (results/costs/plan_<scale>.csv: at least twice each job's projection)."""
+    return {"smoke": smoke, "laptop": laptop, "paper": paper}[SCALE]

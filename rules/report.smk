@@ -88,10 +88,12 @@ UNIT_COSTS = "benchmarks/unit_costs.csv"  # measured unit costs (benchmarks/unit
 
 
 localrules:
+    metrics_ledger,
     cost_plan,
     cost_table,
     group_claims,
     group_costs,
+    paper_scale_doc,
 
 
 rule cost_plan:
@@ -240,3 +242,31 @@ for _target, _groups in TARGET_GROUPS.items():
             [f for g in _groups for f in GROUP_FIGURES[g]],
             expand(rules.group_claims.output.claims_csv, target=_target),
             expand(rules.group_costs.output.jobs, target=_target),
+
+
+# --- docs/paper_scale.md: what the paper scale gave for the groups a CPU runs, from those runs' own tables
+PAPER_DOC_TARGETS = ["p2", "p1_hmc"]
+
+
+rule paper_scale_doc:
+    """docs/paper_scale.md from the paper-scale runs of `snakemake p2` and `snakemake p1_hmc` (--config scale=paper):
+    every claim of their groups with our number, its tolerance and the paper's, the CPU time per rule, date and
+    commit. Stops if a run was not at paper scale."""
+    input:
+        claims=expand(rules.group_claims.output.claims_csv, target=PAPER_DOC_TARGETS),
+        ran=expand(rules.group_claims.output.ran, target=PAPER_DOC_TARGETS),
+        costs=expand(rules.group_costs.output.jobs, target=PAPER_DOC_TARGETS),
+    output:
+        doc="docs/paper_scale.md",
+    log:
+        "logs/report/paper_scale_doc.log",
+    conda:
+        "../envs/workflow.yaml"
+    threads: 1
+    resources:
+        mem_mb=512,
+        runtime=5,
+    params:
+        targets=PAPER_DOC_TARGETS,
+    script:
+        "../scripts/paper_scale_doc.py"

@@ -29,7 +29,10 @@ def plan_check(jobs, plan_path):
 
 def main(io):
     paths = [io.input.benchmarks] if isinstance(io.input.benchmarks, str) else [str(p) for p in io.input.benchmarks]
-    described = dict(io.params.jobs)  # {benchmark path: {"group", "rule", "wildcards"[, "threads", "after"]}}
+    # {benchmark path: {"group", "rule", "wildcards"[, "threads", "after"]}}; paths relative to the working directory
+    # (a job built standalone with --rule has absolute input paths)
+    paths = [os.path.relpath(p) if os.path.isabs(p) else p for p in paths]
+    described = dict(io.params.jobs)
     if set(paths) != set(described):
         raise ValueError(
             f"benchmark files without a job description: {sorted(set(paths) - set(described))}; "

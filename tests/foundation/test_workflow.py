@@ -480,3 +480,20 @@ def test_group_target_builds_its_figures_claims_and_exactly_its_jobs_costs(workd
     assert {b.split("/")[2] for b in planned} == set(groups[target]), planned
     [(claims_in, _)] = jobs["group_claims"]
     assert all(f"claims/{g}.yaml" in claims_in for g in ("p2_theory", "p2_dynamics", "p1_hmc", "p1_images"))
+
+
+@pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
+def test_cost_plan_flags_no_job(workdir, scale):
+    """`snakemake cost_plan` projects every computing job of `all` from benchmarks/unit_costs.csv without running
+    one, and no job's declared runtime is below twice its projection nor its mem_mb below its projected peak; at paper
+    scale the GPU jobs are exactly the gpu=1 rules'."""
+    r = snakemake(["cost_plan", "--cores", "1", "--config", f"scale={scale}"], workdir)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Finished jobid: 0 (Rule: cost_plan)" in r.stderr and "1 of 1 steps" in r.stderr, r.stderr[-2000:]
+    with open(workdir / f"results/costs/plan_{scale}.csv", newline="") as fh:
+        plan = list(csv.DictReader(fh))
+    assert len(plan) > 60
+    assert [(p["rule"], p["wildcards"], p["flag"]) for p in plan if p["flag"]] == []
+    assert all(float(p["runtime_over_projection"]) >= 2.0 for p in plan)
+    gpu = {p["rule"] for p in plan if p["device"] == "gpu"}
+    assert gpu == ({"p1_images_train", "p1_images_sample"} if scale == "paper" else set())
