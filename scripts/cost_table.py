@@ -4,6 +4,7 @@ input (rule cost_table), the plan's projections against the measured costs."""
 
 import csv
 import os
+from dataclasses import replace
 
 from smattn.costs import human_duration, job_cost, schedule, write_cost_tables
 from smattn.io import write_csv
@@ -29,16 +30,20 @@ def plan_check(jobs, plan_path):
 
 def main(io):
     paths = [io.input.benchmarks] if isinstance(io.input.benchmarks, str) else [str(p) for p in io.input.benchmarks]
-    # {benchmark path: {"group", "rule", "wildcards"[, "threads", "after"]}}; paths relative to the working directory
-    # (a job built standalone with --rule has absolute input paths)
-    paths = [os.path.relpath(p) if os.path.isabs(p) else p for p in paths]
+    # {benchmark path: {"group", "rule", "wildcards"[, "threads", "after"]}}, the paths relative to the workflow's
+    # directory (a job built standalone with --rule has absolute input paths: compared as absolute paths)
     described = dict(io.params.jobs)
-    if set(paths) != set(described):
+    named = {os.path.abspath(k): k for k in described}
+    given = {os.path.abspath(p): p for p in paths}
+    if set(given) != set(named):
         raise ValueError(
-            f"benchmark files without a job description: {sorted(set(paths) - set(described))}; "
-            f"job descriptions without a benchmark file: {sorted(set(described) - set(paths))}"
+            f"benchmark files without a job description: {sorted(given[p] for p in set(given) - set(named))}; "
+            f"job descriptions without a benchmark file: {sorted(named[p] for p in set(named) - set(given))}"
         )
-    jobs = [job_cost(p, described[p]["group"], described[p]["rule"], described[p]["wildcards"]) for p in paths]
+    jobs = []
+    for p, path in given.items():
+        d = described[named[p]]
+        jobs.append(replace(job_cost(path, d["group"], d["rule"], d["wildcards"]), benchmark=named[p]))
     cores = int(getattr(io.params, "cores", None) or os.cpu_count() or 1)
     sched = schedule(jobs, described, cores)
     o = io.output

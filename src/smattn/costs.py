@@ -320,16 +320,18 @@ def readme_table(
     per_group = [g for g in groups if g.group != TOTAL]
     total = groups[-1] if groups else _aggregate(TOTAL, [])
     by_wall = sorted(per_group, key=lambda g: g.wall_s, reverse=True)
-    cell = (
-        f"{len(jobs)} jobs in {human_duration(span_s(jobs))} ({span_s(jobs):.0f} s, first start to last end). "
-        "Job time summed per group: " + ", ".join(f"{g.group} {human_duration(g.wall_s)}" for g in by_wall)
+    detail = (
+        f"{len(jobs)} jobs, {human_duration(span_s(jobs))} ({span_s(jobs):.0f} s) from the first start to the last end. "
+        "Job time summed per group: " + ", ".join(f"{g.group} {human_duration(g.wall_s)}" for g in by_wall) + "."
     )
+    if sched is not None:
+        detail += f" Critical path: {' -> '.join(sched.critical_path)}."
     lines = [
         f"Timing cell of the scales table (scale `{scale}`):",
         "",
         readme_cell(jobs, groups, sched),
         "",
-        cell + ("." if sched is None else f". {schedule_text(sched)}."),
+        detail,
         "",
         "| group | jobs | wall, summed | CPU, summed | max RSS (MB) |",
         "| --- | ---: | ---: | ---: | ---: |",

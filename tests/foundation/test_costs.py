@@ -144,8 +144,9 @@ def test_written_tables(tmp_path):
     assert html.startswith("<!DOCTYPE html>") and "scale: smoke" in html and "variant=all N=10" in html
     assert html.count("<tr") == 1 + 3 + 1 + 4  # header + groups with total, header + jobs
     md = (out / "README_table.md").read_text()
-    assert "4 jobs in 45 s (45 s, first start to last end)" in md
-    assert "Job time summed per group: p1_hmc 35 s, p2_theory 30 s" in md  # largest first
+    assert "4 jobs: 45 s, 32 s CPU, peak 0.3 GB\n" in md  # the README cell
+    assert "4 jobs, 45 s (45 s) from the first start to the last end" in md
+    assert "Job time summed per group: p1_hmc 35 s, p2_theory 30 s." in md  # largest first
     assert "| **total** | 4 | 65 s | 32 s | 300 |" in md
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left behind
 
@@ -215,4 +216,5 @@ def test_schedule_in_the_written_tables(tmp_path):
     costs.write_cost_tables(jobs, "laptop", out / "j.csv", out / "g.csv", out / "c.html", out / "r.md", sched)
     md = (out / "r.md").read_text()
     assert "4 jobs: 45 s wall (critical path 35 s, ideal on 2 cores 35 s), 32 s CPU, peak 0.3 GB" in md
+    assert "Critical path: p1_hmc_sample variant=all N=10 -> p1_fig2c." in md
     assert "critical path 35 s (p1_hmc_sample variant=all N=10 -&gt; p1_fig2c)" in (out / "c.html").read_text()
