@@ -109,7 +109,10 @@ def job_specs(cost_jobs):
         wc = dict(item.split("=", 1) for item in d["wildcards"].split()) if d["wildcards"] else {}
         out, _ = r.expand_output(wc)
         inp, *_ = r.expand_input(wc)
-        res = r.expand_resources(wc, inp, attempt=1)
+        # only the resources the plan needs: others (e.g. an executor's default disk from input sizes) are not known
+        # before the DAG exists
+        skip = set(r.resources.keys()) - {"_cores", "gpu", "runtime", "mem", "mem_mb"}
+        res = r.expand_resources(wc, inp, attempt=1, skip_evaluation=skip)
         for f in out:
             producer[str(f)] = bench
         inputs[bench] = [str(f) for f in inp]
