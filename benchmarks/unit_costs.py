@@ -10,6 +10,7 @@ already in the table are kept, the ones recalibrated are replaced.
 
     PYTHONPATH=src .venv/bin/python benchmarks/unit_costs.py --jobs results/costs/jobs.csv --scale laptop \\
         --commit $(git rev-parse --short HEAD) [--gpu-rows gpu_units.csv] [--out benchmarks/unit_costs.csv]
+    (or --run-dir <workflow directory> instead of --jobs: the benchmark files of the jobs a run has finished)
 """
 
 import argparse
@@ -17,7 +18,6 @@ import csv
 import datetime as dt
 import os
 import platform
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -36,11 +36,12 @@ ENV_IMPORTS = {
     "torch": "import numpy, scipy, torch, jax, jax.numpy as jnp; torch.zeros(1); import smattn.scriptio",
     "workflow": "import numpy, yaml; import smattn.scriptio",
 }
-# Computed GPU rows (no GPU measured): the training at 30 % of an H100 SXM's dense fp16 tensor-core peak (989 TFLOP/s,
-# NVIDIA's datasheet) for its GEMM-bound step; NUTS at 0.5 ms of GPU per float64-equivalent chain gradient (a batched
+# Computed GPU rows (no GPU measured): the training at an effective 5 % of an H100 SXM's dense fp16 tensor-core peak
+# (989 TFLOP/s, NVIDIA's datasheet): a 10^11-FLOP step is ~10^2 kernels, so launches and small element-wise kernels,
+# not the GEMMs, bound it (~1.6 ms per step); NUTS at 0.5 ms of GPU per float64-equivalent chain gradient (a batched
 # 600 x 600 Cholesky and inverse per vectorised step, latency-bound); 60 s of start-up (CUDA context, compilation).
 H100_FP16_PEAK = 989e12
-ASSUMED_GEMM_FRACTION = 0.30
+ASSUMED_GEMM_FRACTION = 0.05
 ASSUMED_NUTS_S_PER_GRADIENT = 5e-4
 GPU_STARTUP_S = 60.0
 
@@ -59,26 +60,55 @@ def machine() -> str:
 
 def env_startup(env: str, reps: int = 3) -> tuple[float, float]:
     """(CPU seconds, peak RSS MB) of a fresh Python process importing what a job of ``env`` imports (best of reps)."""
-    best_cpu, rss = float("inf"), 0.0
+    report = "; import resource as r; u = r.getrusage(r.RUSAGE_SELF); print(u.ru_utime + u.ru_stime, u.ru_maxrss)"
+    best_cpu, rss = float("inf"), float("inf")
     for _ in range(reps):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", ENV_IMPORTS[env]], check=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        best_cpu = min(best_cpu, cpu)
-        rss = max(rss, after.ru_maxrss / 1024)
+        out = subprocess.run(
+            [sys.executable, "-c", ENV_IMPORTS[env] + report],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        ).stdout.split()
+        best_cpu, rss = min(best_cpu, float(out[-2])), min(rss, float(out[-1]) / 1024)
     return best_cpu, rss
 
 
-def run_jobs(jobs_csv: str, scale: str):
+def benchmark_rows(run_dir: str, specs) -> list[dict]:
+    """jobs.csv-like rows from the benchmark files under ``run_dir`` (a workflow directory) of the jobs in ``specs``
+    that have one (a run still going, or one whose cost table was not made)."""
+    from smattn.costs import job_cost
+
+    rows = []
+    for bench, s in specs.items():
+        path = Path(run_dir) / bench
+        if path.exists():
+            j = job_cost(path, s["group"], s["rule"], s["wildcards"])
+            rows.append(
+                {
+                    "rule": j.rule,
+                    "wildcards": j.wildcards,
+                    "cpu_s": "" if j.cpu_s is None else str(j.cpu_s),
+                    "wall_s": str(j.wall_s),
+                    "max_rss_mb": "" if j.max_rss_mb is None else str(j.max_rss_mb),
+                    "finished": j.finished.isoformat(),
+                }
+            )
+    return rows
+
+
+def run_jobs(jobs_csv: str | None, scale: str, run_dir: str | None = None):
     """The run's jobs with their work units: [{rule, env, work, mem_units, cpu_s, wall_s, max_rss_mb}], the run's
-    last finish date."""
+    last finish date. From its cost table ``jobs_csv``, or from the benchmark files under ``run_dir``."""
     from smattn.scriptio import loaded_workflow
 
-    with open(jobs_csv, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
     with loaded_workflow([f"scale={scale}"]) as wf:
         specs, params = wf.globals["JOB_SPECS"], wf.globals["PARAMS"]
+    if jobs_csv:
+        with open(jobs_csv, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    else:
+        rows = benchmark_rows(run_dir, specs)
     env = {(s["rule"], s["wildcards"]): s["env"] for s in specs.values()}
     out = []
     for r in rows:
@@ -115,7 +145,7 @@ def computed_gpu_rows(date: str, commit: str) -> list[UnitCost]:
             0.0,
             "paper",
             "computed",
-            src.format(f"{ASSUMED_GEMM_FRACTION:.0%} of the H100 SXM dense fp16 peak"),
+            src.format(f"an effective {ASSUMED_GEMM_FRACTION:.0%} of the H100 SXM dense fp16 peak"),
             "NVIDIA H100 SXM (datasheet)",
             date,
             commit,
@@ -142,7 +172,9 @@ def main():
     from smattn.costplan import calibrate
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jobs", required=True, help="a finished run's results/costs/jobs.csv")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--jobs", help="a finished run's results/costs/jobs.csv")
+    src.add_argument("--run-dir", help="a run's workflow directory: the benchmark files of the jobs it has finished")
     ap.add_argument("--scale", required=True, choices=["smoke", "laptop", "paper"], help="the scale of that run")
     ap.add_argument("--commit", required=True, help="the commit the run was made with")
     ap.add_argument("--machine", default=None, help="the machine of the run (default: this one)")
@@ -152,8 +184,9 @@ def main():
     startup = {env: env_startup(env) for env in ENV_IMPORTS}
     for env, (cpu, rss) in startup.items():
         print(f"start-up of a {env} job: {cpu:.2f} CPU-s, {rss:.0f} MB")
-    jobs, date = run_jobs(a.jobs, a.scale)
-    source = f"workflow run at {a.scale} scale (results/costs/jobs.csv, {len(jobs)} jobs)"
+    jobs, date = run_jobs(a.jobs, a.scale, a.run_dir)
+    what = "results/costs/jobs.csv" if a.jobs else "benchmark files"
+    source = f"workflow run at {a.scale} scale ({what}, {len(jobs)} jobs)"
     new = calibrate(
         jobs,
         {e: s[0] for e, s in startup.items()},

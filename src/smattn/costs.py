@@ -321,7 +321,8 @@ def readme_table(
     total = groups[-1] if groups else _aggregate(TOTAL, [])
     by_wall = sorted(per_group, key=lambda g: g.wall_s, reverse=True)
     detail = (
-        f"{len(jobs)} jobs, {human_duration(span_s(jobs))} ({span_s(jobs):.0f} s) from the first start to the last end. "
+        f"{len(jobs)} jobs, {human_duration(span_s(jobs))} ({span_s(jobs):.0f} s) from the first start to the last "
+        "end. "
         "Job time summed per group: " + ", ".join(f"{g.group} {human_duration(g.wall_s)}" for g in by_wall) + "."
     )
     if sched is not None:
