@@ -13,6 +13,10 @@ from smattn.io import write_text
 from smattn.scriptio import run
 
 
+def as_list(x):
+    return [x] if isinstance(x, str) else list(x)
+
+
 def read_csv(path):
     with open(path, newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
@@ -32,9 +36,9 @@ def cell(text) -> str:
 
 def main(io):
     targets = list(io.params.targets)
-    claims = dict(zip(targets, io.input.claims, strict=True))
-    ran = {t: json.loads(open(p, encoding="utf-8").read()) for t, p in zip(targets, io.input.ran, strict=True)}
-    costs = dict(zip(targets, io.input.costs, strict=True))
+    claims = dict(zip(targets, as_list(io.input.claims), strict=True))
+    ran = {t: json.loads(open(p, encoding="utf-8").read()) for t, p in zip(targets, as_list(io.input.ran), strict=True)}
+    costs = dict(zip(targets, as_list(io.input.costs), strict=True))
     wrong = {t: r["scale"] for t, r in ran.items() if r["scale"] != "paper"}
     if wrong:
         raise ValueError(f"docs/paper_scale.md needs paper-scale runs; these ran at other scales: {wrong}")

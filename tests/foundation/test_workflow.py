@@ -295,6 +295,22 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     # a second run has nothing left to do
     r = snakemake(["-n", "--cores", "2", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
+    # the cost plan of the run's scale was made, and set against what each job cost
+    with open(workdir / "results/costs/plan_vs_measured.csv", newline="") as fh:
+        check = list(csv.DictReader(fh))
+    assert len(check) == len(costs) and all(row["projected_cpu_s"] for row in check)
+    # a group target after the full run only tables what is there: P2's claims judged, the others "not run"
+    r = snakemake(["p2", "--cores", "2", "--config", "scale=smoke"], workdir, env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ran = json.loads((workdir / "results/groups/p2/groups.json").read_text())
+    assert ran["scale"] == "smoke" and ran["groups"]["p2_theory"] == "smoke" and ran["groups"]["p1_hmc"] == "not run"
+    with open(workdir / "results/groups/p2/claims.csv", newline="", encoding="utf-8") as fh:
+        group_table = list(csv.DictReader(fh))
+    assert len(group_table) == len(claims)
+    for row, c in zip(group_table, claims, strict=True):
+        assert (row["status"] == "not run") == (c["group"] not in ("p2_theory", "p2_dynamics")), (c["claim"], row)
+    with open(workdir / "results/groups/p2/costs/jobs.csv", newline="") as fh:
+        assert {row["group"] for row in csv.DictReader(fh)} == {"p2_theory", "p2_dynamics"}
 
 
 def assert_drawn(png, min_ink=0.01, min_colours=3):
