@@ -28,6 +28,8 @@ from .costs import critical_path, ideal_time
 
 #: a job's declared runtime must be at least this many times its projected wall time
 RUNTIME_MARGIN = 2.0
+#: copies of a job's dominant arrays held at its peak (inputs, temporaries of a vectorised step): memory models
+ARRAY_COPIES = 2.0
 PAPER_TOKENS = 48  # tokens per image-task sequence (2 x 16 patches + 16 query patches, P1 App. C)
 TOKEN_DIM = 192
 #: NUTS tree steps (leapfrog steps, i.e. gradients) per transition of the collapsed sampler, by task and width,
@@ -380,9 +382,9 @@ def calibrate(
     """CPU unit costs per rule from a run's jobs (each a mapping with rule, env, work, mem_units, cpu_s, wall_s,
     max_rss_mb as numbers). The overhead is the environment's measured start-up (Python and its imports, ``env``
     torch or jax) capped at the job's CPU time; ``s_per_unit`` is the median over the rule's jobs of
-    (cpu_s - overhead) / work; ``cpu_per_wall`` the median CPU/wall; memory: base = the environment's start-up peak,
-    ``mb_per_unit`` the median of (max_rss - base) / memory units (0 for rules without a memory model: base = the
-    largest measured peak)."""
+    (cpu_s - overhead) / work; ``cpu_per_wall`` the median CPU/wall. Memory: for a rule with a memory model (MB of its
+    dominant arrays) the peak is ``ARRAY_COPIES`` x those MB on top of what the job held besides them (the median of
+    max_rss - ARRAY_COPIES x units); for the others, the largest measured peak."""
 
     def median(xs):
         xs = sorted(xs)
@@ -400,12 +402,14 @@ def calibrate(
         overhead = min(env_overhead_s[env], min(j["cpu_s"] for j in jobs))
         rate = median([max(j["cpu_s"] - overhead, 0.0) / j["work"] for j in jobs])
         cpu_per_wall = median([max(j["cpu_s"], 1e-3) / j["wall_s"] for j in jobs])
-        rss = [j["max_rss_mb"] for j in jobs if j.get("max_rss_mb") is not None]
-        if jobs[0].get("mem_units") is None or not rss:
-            base, per = (max(rss) if rss else env_rss_mb[env]), 0.0
+        rss = [j for j in jobs if j.get("max_rss_mb") is not None]
+        if not rss:
+            base, per = env_rss_mb[env], 0.0
+        elif jobs[0].get("mem_units") is None:
+            base, per = max(j["max_rss_mb"] for j in rss), 0.0
         else:
-            base = min(env_rss_mb[env], min(rss))
-            per = median([max(j["max_rss_mb"] - base, 0.0) / j["mem_units"] for j in jobs if j.get("max_rss_mb")])
+            per = ARRAY_COPIES
+            base = max(env_rss_mb[env], median([j["max_rss_mb"] - per * j["mem_units"] for j in rss]))
         out.append(
             UnitCost(
                 rule, "cpu", overhead, rate, cpu_per_wall, base, per, scale, "measured", source, machine, date, commit

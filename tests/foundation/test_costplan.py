@@ -87,6 +87,7 @@ def test_calibration_recovers_a_linear_cost_and_projects_a_larger_job(monkeypatc
     [u] = costplan.calibrate(
         measured, {"jax": 3.0}, {"jax": 50.0}, scale="laptop", source="s", machine="m", date="d", commit="c"
     )
+    # the peak: 2 copies (ARRAY_COPIES) of the arrays' MB on top of the 50 MB the jobs held besides them
     assert (u.overhead_s, u.s_per_unit, u.cpu_per_wall, u.rss_base_mb, u.mb_per_unit) == (3.0, 0.25, 2.0, 50.0, 2.0)
     job = {"group": "g", "rule": "toy", "wildcards": "n=1000", "threads": 2, "gpu": 0, "runtime": 10, "mem_mb": 3000}
     row = costplan.project_job(job, {}, [u], "paper", on_gpu=True)
