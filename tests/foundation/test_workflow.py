@@ -246,7 +246,11 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     assert r.returncode == 0, (r.stdout[-4000:], r.stderr[-4000:])
     ledger = json.loads((workdir / "results/metrics.json").read_text())
     assert ledger and all(isinstance(v, float) and math.isfinite(v) for v in ledger.values())
-    claims = load_claims(sorted((workdir / "claims").glob("*.yaml")))
+    from smattn.scriptio import loaded_workflow
+
+    with loaded_workflow(["scale=smoke"], workdir / "Snakefile") as wf:
+        claim_files = list(wf.globals["CLAIM_FILES"])
+    claims = load_claims([workdir / f for f in claim_files])  # in the claims table's order
     assert claims
     for c in claims:  # every metric a claim names was written by some rule (numbers are targets, not ids)
         names = (
