@@ -56,6 +56,7 @@ ALL_METRICS = [
     rules.p2_gamp_growth.output.metrics,
     rules.p2_fig2_right.output.metrics,
     rules.p2_fig3_right.output.metrics,
+    rules.p2_trec_sweep.output.metrics,
     rules.p1_fig2c.output.metrics,
     rules.p1_fig2e.output.metrics,
     rules.p1_fig5c.output.metrics,
