@@ -238,6 +238,15 @@ def _work_trec(p, wc):
     return d["trec_epochs"] * min(q, TREC_QUESTIONS)
 
 
+def _work_trec_sweep_run(p, wc):
+    """One sweep configuration: reps x optimiser steps (capped at trec_epochs epochs) x batch, in questions trained on
+    as _work_trec counts them (the same training loop)."""
+    d = p["p2_dynamics"]
+    q = min(d["trec_max_questions"] or TREC_QUESTIONS, TREC_QUESTIONS)
+    steps = min(d["trec_sweep_steps"], d["trec_epochs"] * -(-q // d["trec_batch_size"]))
+    return d["trec_sweep_reps"] * steps * d["trec_batch_size"]
+
+
 def _constant(p, wc):
     """A job whose cost does not depend on the scale's sizes (figures, data preparation)."""
     return 1.0
@@ -264,7 +273,10 @@ WORK: dict[str, Callable[[Mapping, Mapping], float]] = {
     "p2_gamp_growth": _work_gamp_growth,
     "p2_sgd_train": _work_sgd,
     "p2_trec_run": _work_trec,
+    "p2_trec_sweep_run": _work_trec_sweep_run,
 }
+#: a rule without unit costs of its own takes those of a rule that runs the same code on the same kind of data
+UNIT_FROM = {"p2_trec_sweep_run": "p2_trec_run", "p2_trec_sweep": "p2_fig3_right"}
 
 
 def _mem_pruning_theory(p, wc):
@@ -360,8 +372,10 @@ def write_unit_costs(path: str | os.PathLike, units: Iterable[UnitCost]) -> None
 
 def choose_unit(units: Sequence[UnitCost], rule: str, device: str, scale: str) -> UnitCost | None:
     """The unit cost of ``rule`` on ``device``: the one measured at ``scale`` if any, else a measured one (the
-    largest calibration scale), else a computed one."""
+    largest calibration scale), else a computed one; a rule without any takes those of its ``UNIT_FROM`` rule."""
     cand = [u for u in units if u.rule == rule and u.device == device]
+    if not cand and rule in UNIT_FROM:
+        return choose_unit(units, UNIT_FROM[rule], device, scale)
     if not cand:
         return None
     order = {"smoke": 0, "laptop": 1, "paper": 2}

@@ -120,3 +120,6 @@ def test_unit_table_roundtrip_and_choice(tmp_path):
     assert costplan.choose_unit(back, "r", "cpu", "smoke").calib_scale == "paper"  # else the largest measured
     assert costplan.choose_unit(back, "r", "gpu", "paper").basis == "computed"
     assert costplan.choose_unit(back, "other", "cpu", "paper") is None
+    # a rule running the same code as another borrows its unit costs until it has its own
+    trec = [unit("p2_trec_run", s_per_unit=0.3)]
+    assert costplan.choose_unit(trec, "p2_trec_sweep_run", "cpu", "paper").s_per_unit == 0.3
