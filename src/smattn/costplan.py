@@ -395,8 +395,8 @@ def calibrate(
 ) -> list[UnitCost]:
     """CPU unit costs per rule from a run's jobs (each a mapping with rule, env, work, mem_units, cpu_s, wall_s,
     max_rss_mb as numbers). The overhead is the environment's measured start-up (Python and its imports, ``env``
-    torch or jax) capped at the job's CPU time; ``s_per_unit`` is the median over the rule's jobs of
-    (cpu_s - overhead) / work; ``cpu_per_wall`` the median CPU/wall. Memory: for a rule with a memory model (MB of its
+    torch or jax) capped at the job's CPU time; ``s_per_unit`` is the rule's CPU time beyond the overheads over its
+    work, summed over its jobs (the ratio estimator: large jobs weigh most); ``cpu_per_wall`` the median CPU/wall. Memory: for a rule with a memory model (MB of its
     dominant arrays) the peak is ``ARRAY_COPIES`` x those MB on top of what the job held besides them (the median of
     max_rss - ARRAY_COPIES x units); for the others, the largest measured peak."""
 
@@ -414,7 +414,7 @@ def calibrate(
     for rule, jobs in by_rule.items():
         env = jobs[0]["env"]
         overhead = min(env_overhead_s[env], min(j["cpu_s"] for j in jobs))
-        rate = median([max(j["cpu_s"] - overhead, 0.0) / j["work"] for j in jobs])
+        rate = sum(max(j["cpu_s"] - overhead, 0.0) for j in jobs) / sum(j["work"] for j in jobs)
         cpu_per_wall = median([max(j["cpu_s"], 1e-3) / j["wall_s"] for j in jobs])
         rss = [j for j in jobs if j.get("max_rss_mb") is not None]
         if not rss:
