@@ -276,3 +276,21 @@ rule paper_scale_doc:
         targets=PAPER_DOC_TARGETS,
     script:
         "../scripts/paper_scale_doc.py"
+
+
+rule gpu_doctor:
+    """What torch and JAX see on a GPU node (smattn.doctor): `snakemake --profile profiles/slurm gpu_doctor` submits
+    it to the gpu partition; it fails unless both frameworks see the GPU (results/gpu_doctor.txt)."""
+    output:
+        report="results/gpu_doctor.txt",
+    log:
+        "logs/report/gpu_doctor.log",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=1,
+    script:
+        "../scripts/gpu_doctor.py"

@@ -397,6 +397,8 @@ NO_BENCHMARK = {
     "cost_plan",
     "group_claims",
     "group_costs",
+    "paper_scale_doc",
+    "gpu_doctor",
 }
 # group targets (`snakemake p2`, ...): like `all`, a list of inputs
 GROUP_TARGETS = ("p1", "p2", "p1_hmc", "p1_images", "p1_pruning", "p2_theory", "p2_dynamics")
