@@ -80,15 +80,15 @@ def benchmarks(rule, **wildcard_values):
 
 
 def place_on_partitions(rules, cluster):
-    """Give each of `rules` the SLURM partition and account of its kind of job (config `cluster`, docs/cluster.md).
-    Rules with gpu=1 -> gpu_partition (gpu_account, else account), every other rule -> cpu_partition (account). A key that is
-    null adds nothing (the cluster's default partition, the user's default account); a value the user set for a rule
-    with --set-resources <rule>:slurm_partition=... is kept. Called once, after every rule is defined."""
+    """SLURM partition and account of every job by its kind (config `cluster`, docs/cluster.md): jobs of gpu=1 rules go
+    to gpu_partition (gpu_account, else account), all others to cpu_partition (account). A key that is null adds
+    nothing (the cluster's default partition, the user's default account); a partition set on the command line with
+    --set-resources is kept. Called once, after every rule is defined."""
     cluster = cluster or {}
     for r in rules:
         gpu = r.resources.get("gpu").value
         if callable(gpu):
-            raise WorkflowError(f"{r.name} declares gpu by a function; declare it as a number, the partition of its jobs depends on it")
+            raise WorkflowError(f"{r.name}: declare gpu as a number, the partition of its jobs depends on it")
         kind = "gpu" if gpu else "cpu"
         partition = cluster.get(f"{kind}_partition")
         account = (cluster.get("gpu_account") if kind == "gpu" else None) or cluster.get("account")
@@ -96,3 +96,52 @@ def place_on_partitions(rules, cluster):
             r.resources.setdefault("slurm_partition", partition)
         if account:
             r.resources.setdefault("slurm_account", account)
+
+
+def job_specs(cost_jobs):
+    """Every computing job of `cost_jobs` ({benchmark: {group, rule, wildcards}}) with what the cost plan and the
+    cost table need: its threads, declared gpu, runtime (min) and mem_mb, software environment (envs/<env>.yaml),
+    and `after`, the benchmarks of the jobs whose outputs it reads (the DAG among computing jobs). Returns
+    (specs {benchmark: {...}}, producer {output path: benchmark})."""
+    specs, producer, inputs = {}, {}, {}
+    for bench, d in cost_jobs.items():
+        r = workflow.get_rule(d["rule"])
+        wc = dict(item.split("=", 1) for item in d["wildcards"].split()) if d["wildcards"] else {}
+        out, _ = r.expand_output(wc)
+        inp, *_ = r.expand_input(wc)
+        # only the resources the plan needs: others (e.g. an executor's default disk from input sizes) are not known
+        # before the DAG exists
+        skip = set(r.resources.keys()) - {"_cores", "gpu", "runtime", "mem", "mem_mb"}
+        res = r.expand_resources(wc, inp, attempt=1, skip_evaluation=skip)
+        for f in out:
+            producer[str(f)] = bench
+        inputs[bench] = [str(f) for f in inp]
+        specs[bench] = {
+            **d,
+            "threads": int(res["_cores"]),
+            "gpu": int(res.get("gpu", 0) or 0),
+            "runtime": int(res["runtime"]),
+            "mem_mb": int(res["mem_mb"]),
+            "env": Path(str(r.conda_env)).stem if r.conda_env else "workflow",
+        }
+    for bench, files in inputs.items():
+        specs[bench]["after"] = sorted({producer[f] for f in files if f in producer})
+    return specs, producer
+
+
+def jobs_upstream(files, specs, producer):
+    """Benchmarks of the computing jobs that `files` need: their producers and everything those wait for."""
+    todo = [producer[str(f)] for f in files if str(f) in producer]
+    seen = set()
+    while todo:
+        b = todo.pop()
+        if b not in seen:
+            seen.add(b)
+            todo.extend(specs[b]["after"])
+    return {b: specs[b] for b in specs if b in seen}
+
+
+def by_scale(smoke, laptop, paper):
+    """The value of the active scale, e.g. `runtime=by_scale(10, 60, 360)`: declared limits sized from the cost plan
+    (results/costs/plan_<scale>.csv: at least twice each job's projection)."""
+    return {"smoke": smoke, "laptop": laptop, "paper": paper}[SCALE]

@@ -152,7 +152,7 @@ rule p2_pd_hypotheses:
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=60,
+        runtime=by_scale(30, 60, 360),
     params:
         skips=P2T["pd_hyp_skips"],
         n_samples=P2T["pd_hyp_samples"],

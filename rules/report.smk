@@ -90,11 +90,54 @@ COST_JOBS = {
 }
 
 
+# each computing job with its threads, declared resources and the jobs it waits for (the DAG of the cost table's
+# critical path and of the cost plan)
+JOB_SPECS, JOB_PRODUCER = job_specs(COST_JOBS)
+UNIT_COSTS = "benchmarks/unit_costs.csv"  # measured unit costs (benchmarks/unit_costs.py)
+
+
+localrules:
+    metrics_ledger,
+    cost_plan,
+    cost_table,
+    group_claims,
+    group_costs,
+    paper_scale_doc,
+
+
+rule cost_plan:
+    """What every computing job of `all` will cost at the configured scale, before anything runs: projected CPU and
+    GPU hours, peak memory, beside the declared runtime and mem_mb, flagging a runtime below twice its projection
+    (smattn.costplan; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --config scale=paper`."""
+    input:
+        units=UNIT_COSTS,
+    output:
+        plan=f"results/costs/plan_{SCALE}.csv",
+        summary=f"results/costs/plan_{SCALE}.md",
+    log:
+        f"logs/report/cost_plan_{SCALE}.log",
+    conda:
+        "../envs/workflow.yaml"
+    threads: 1
+    resources:
+        mem_mb=512,
+        runtime=5,
+    params:
+        jobs=JOB_SPECS,
+        config_params=PARAMS,
+        scale=SCALE,
+        cores=workflow._cores,
+    script:
+        "../scripts/cost_plan.py"
+
+
 rule cost_table:
     """Wall time, CPU time and peak memory of every computing job, per job and per figure group, from the jobs'
-    benchmarks; with a Markdown snippet for the README's timing table."""
+    benchmarks; the run's critical path and ideal time beside its measured span; the plan's projections against the
+    measured costs; a Markdown snippet for the README's timing table."""
     input:
         benchmarks=list(COST_JOBS),
+        plan=rules.cost_plan.output.plan,
     output:
         jobs="results/costs/jobs.csv",
         groups="results/costs/groups.csv",
@@ -104,6 +147,7 @@ rule cost_table:
             category="Costs",
         ),
         readme="results/costs/README_table.md",
+        check="results/costs/plan_vs_measured.csv",
     log:
         "logs/report/cost_table.log",
     conda:
@@ -113,7 +157,143 @@ rule cost_table:
         mem_mb=512,
         runtime=5,
     params:
-        jobs=COST_JOBS,  # {benchmark: {group, rule, wildcards}}
+        jobs=JOB_SPECS,  # {benchmark: {group, rule, wildcards, threads, after, ...}}
         scale=SCALE,
+        cores=workflow._cores,
     script:
         "../scripts/cost_table.py"
+
+
+# --- group targets: `snakemake p2`, `snakemake p1_hmc`, ... build one figure group (or one paper), its metrics, its
+# claims table (the other groups' claims "not run") and its cost table, under results/groups/<target>/
+CLAIM_GROUPS = [Path(f).stem for f in CLAIM_FILES]  # figure groups, named like their claims files
+GROUP_FIGURES = {g: [f for f in ALL_FIGURES if JOB_SPECS[JOB_PRODUCER[f]]["group"] == g] for g in CLAIM_GROUPS}
+GROUP_METRICS = {g: [m for m in ALL_METRICS if Path(m).parent.name == g] for g in CLAIM_GROUPS}
+TARGET_GROUPS = {
+    "p2": [g for g in CLAIM_GROUPS if g.startswith("p2_")],
+    "p1": [g for g in CLAIM_GROUPS if g.startswith("p1_")],
+    **{g: [g] for g in CLAIM_GROUPS},
+}
+# every computing job each target needs (its figures' and metrics' producers and all they wait for)
+TARGET_JOBS = {
+    t: jobs_upstream([f for g in gs for f in GROUP_FIGURES[g] + GROUP_METRICS[g]], JOB_SPECS, JOB_PRODUCER)
+    for t, gs in TARGET_GROUPS.items()
+}
+
+
+rule group_claims:
+    """The claims table of one target: its groups' claims judged on their metrics, every other group's "not run";
+    groups.json records which groups ran at which scale."""
+    input:
+        metrics=lambda wc: [m for g in TARGET_GROUPS[wc.target] for m in GROUP_METRICS[g]],
+        claims=CLAIM_FILES,
+    output:
+        ledger="results/groups/{target}/metrics.json",
+        claims_csv="results/groups/{target}/claims.csv",
+        claims_html=report(
+            "results/groups/{target}/claims.html",
+            caption="../report/claims.rst",
+            category="Claims",
+            subcategory="{target}",
+        ),
+        ran="results/groups/{target}/groups.json",
+    log:
+        "logs/report/group_claims_{target}.log",
+    wildcard_constraints:
+        target="|".join(TARGET_GROUPS),
+    conda:
+        "../envs/workflow.yaml"
+    threads: 1
+    resources:
+        mem_mb=512,
+        runtime=5,
+    params:
+        scale=SCALE,
+        groups=lambda wc: TARGET_GROUPS[wc.target],
+        all_groups=CLAIM_GROUPS,
+    script:
+        "../scripts/group_claims.py"
+
+
+rule group_costs:
+    """The cost table of one target's jobs (as rule cost_table, for the jobs the target needs)."""
+    input:
+        benchmarks=lambda wc: list(TARGET_JOBS[wc.target]),
+    output:
+        jobs="results/groups/{target}/costs/jobs.csv",
+        groups="results/groups/{target}/costs/groups.csv",
+        html="results/groups/{target}/costs/costs.html",
+        readme="results/groups/{target}/costs/README_table.md",
+    log:
+        "logs/report/group_costs_{target}.log",
+    wildcard_constraints:
+        target="|".join(TARGET_GROUPS),
+    conda:
+        "../envs/workflow.yaml"
+    threads: 1
+    resources:
+        mem_mb=512,
+        runtime=5,
+    params:
+        jobs=lambda wc: TARGET_JOBS[wc.target],
+        scale=SCALE,
+        cores=workflow._cores,
+    script:
+        "../scripts/cost_table.py"
+
+
+for _target, _groups in TARGET_GROUPS.items():
+
+    rule:
+        name:
+            _target
+        input:
+            [f for g in _groups for f in GROUP_FIGURES[g]],
+            expand(rules.group_claims.output.claims_csv, target=_target),
+            expand(rules.group_costs.output.jobs, target=_target),
+
+
+# --- docs/paper_scale.md: what the paper scale gave for the groups a CPU runs, from those runs' own tables
+PAPER_DOC_TARGETS = ["p2", "p1_hmc"]
+
+
+rule paper_scale_doc:
+    """docs/paper_scale.md from the paper-scale runs of `snakemake p2` and `snakemake p1_hmc` (--config scale=paper):
+    every claim of their groups with our number, its tolerance and the paper's, the CPU time per rule, date and
+    commit. Stops if a run was not at paper scale."""
+    input:
+        claims=expand(rules.group_claims.output.claims_csv, target=PAPER_DOC_TARGETS),
+        ran=expand(rules.group_claims.output.ran, target=PAPER_DOC_TARGETS),
+        costs=expand(rules.group_costs.output.jobs, target=PAPER_DOC_TARGETS),
+    output:
+        doc="docs/paper_scale.md",
+    log:
+        "logs/report/paper_scale_doc.log",
+    conda:
+        "../envs/workflow.yaml"
+    threads: 1
+    resources:
+        mem_mb=512,
+        runtime=5,
+    params:
+        targets=PAPER_DOC_TARGETS,
+    script:
+        "../scripts/paper_scale_doc.py"
+
+
+rule gpu_doctor:
+    """What torch and JAX see on a GPU node (smattn.doctor): `snakemake --profile profiles/slurm gpu_doctor` submits
+    it to the gpu partition; it fails unless both frameworks see the GPU (results/gpu_doctor.txt)."""
+    output:
+        report="results/gpu_doctor.txt",
+    log:
+        "logs/report/gpu_doctor.log",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+        gpu=1,
+    script:
+        "../scripts/gpu_doctor.py"

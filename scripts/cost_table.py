@@ -1,23 +1,66 @@
-"""Rule cost_table: the jobs' benchmark files gathered into per-job and per-group cost tables (CSV, HTML, Markdown)."""
+"""Rule cost_table (and group_costs): the jobs' benchmark files gathered into per-job and per-group cost tables (CSV,
+HTML, Markdown), with the run's critical path and ideal time beside its measured span; with the run's cost plan as
+input (rule cost_table), the plan's projections against the measured costs."""
 
-from smattn.costs import job_cost, write_cost_tables
+import csv
+import os
+from dataclasses import replace
+
+from smattn.costs import human_duration, job_cost, schedule, write_cost_tables
+from smattn.io import write_csv
 from smattn.scriptio import run
+
+CHECK_COLUMNS = ("group", "rule", "wildcards", "measured_cpu_s", "projected_cpu_s", "ratio", "measured_wall_s")
+
+
+def plan_check(jobs, plan_path):
+    """Rows (CHECK_COLUMNS) of the measured CPU time of every job against the plan's projection (ratio measured /
+    projected; empty where either is unknown or the job ran on a GPU)."""
+    with open(plan_path, newline="", encoding="utf-8") as fh:
+        plan = {(r["rule"], r["wildcards"]): r for r in csv.DictReader(fh)}
+    rows = []
+    for j in jobs:
+        p = plan.get((j.rule, j.wildcards), {})
+        proj = 3600 * float(p["cpu_h"]) if p.get("cpu_h") and p.get("device") == "cpu" else None
+        ratio = f"{j.cpu_s / proj:.3f}" if proj and j.cpu_s is not None else ""
+        cells = [j.group, j.rule, j.wildcards, "" if j.cpu_s is None else f"{j.cpu_s:.2f}"]
+        rows.append(cells + ["" if proj is None else f"{proj:.2f}", ratio, f"{j.wall_s:.2f}"])
+    return rows
 
 
 def main(io):
     paths = [io.input.benchmarks] if isinstance(io.input.benchmarks, str) else [str(p) for p in io.input.benchmarks]
-    described = dict(io.params.jobs)  # {benchmark path: {"group", "rule", "wildcards"}}
-    if set(paths) != set(described):
+    # {benchmark path: {"group", "rule", "wildcards"[, "threads", "after"]}}, the paths relative to the workflow's
+    # directory (a job built standalone with --rule has absolute input paths: compared as absolute paths)
+    described = dict(io.params.jobs)
+    named = {os.path.abspath(k): k for k in described}
+    given = {os.path.abspath(p): p for p in paths}
+    if set(given) != set(named):
         raise ValueError(
-            f"benchmark files without a job description: {sorted(set(paths) - set(described))}; "
-            f"job descriptions without a benchmark file: {sorted(set(described) - set(paths))}"
+            f"benchmark files without a job description: {sorted(given[p] for p in set(given) - set(named))}; "
+            f"job descriptions without a benchmark file: {sorted(named[p] for p in set(named) - set(given))}"
         )
-    jobs = [job_cost(p, described[p]["group"], described[p]["rule"], described[p]["wildcards"]) for p in paths]
+    jobs = []
+    for p, path in given.items():
+        d = described[named[p]]
+        jobs.append(replace(job_cost(path, d["group"], d["rule"], d["wildcards"]), benchmark=named[p]))
+    cores = int(getattr(io.params, "cores", None) or os.cpu_count() or 1)
+    sched = schedule(jobs, described, cores)
     o = io.output
-    groups = write_cost_tables(jobs, io.params.scale, o.jobs, o.groups, o.html, o.readme)
+    groups = write_cost_tables(jobs, io.params.scale, o.jobs, o.groups, o.html, o.readme, sched)
     total = groups[-1]
     cpu = "n/a" if total.cpu_s is None else f"{total.cpu_s:.1f} s"
     print(f"{total.jobs} jobs in {len(groups) - 1} groups, summed: wall {total.wall_s:.1f} s, CPU {cpu}")
+    print(
+        f"span {human_duration(sched.span_s)}, critical path {human_duration(sched.critical_path_s)}, "
+        f"ideal on {cores} cores {human_duration(sched.ideal_s)}"
+    )
+    if getattr(io.input, "plan", None) and getattr(o, "check", None):
+        rows = plan_check(jobs, io.input.plan)
+        write_csv(o.check, CHECK_COLUMNS, rows)
+        long = [float(r[5]) for r in rows if r[5] and float(r[3]) > 60]
+        if long:
+            print(f"plan check, jobs over 1 CPU-min: measured / projected from {min(long):.2f} to {max(long):.2f}")
 
 
 if __name__ == "__main__":

@@ -161,6 +161,58 @@ def span_s(jobs: Sequence[JobCost]) -> float:
     return (max(j.finished for j in jobs) - min(j.started for j in jobs)).total_seconds()
 
 
+def critical_path(durations: Mapping[str, float], after: Mapping[str, Sequence[str]]) -> tuple[float, list[str]]:
+    """Length (s) and jobs of the longest chain of ``durations`` ({job: s}) through ``after`` ({job: the jobs it
+    waits for}; jobs without a duration count 0). ``(0.0, [])`` for no jobs."""
+    best: dict[str, tuple[float, list[str]]] = {}
+
+    def visit(j: str, stack: tuple = ()) -> tuple[float, list[str]]:
+        if j in best:
+            return best[j]
+        if j in stack:
+            raise ValueError(f"dependency cycle through {j}")
+        prev = [visit(k, (*stack, j)) for k in after.get(j, ()) if k in durations]
+        length, path = max(prev, key=lambda x: x[0], default=(0.0, []))
+        best[j] = (length + durations[j], [*path, j])
+        return best[j]
+
+    return max((visit(j) for j in durations), key=lambda x: x[0], default=(0.0, []))
+
+
+def ideal_time(
+    durations: Mapping[str, float], threads: Mapping[str, int], after: Mapping[str, Sequence[str]], cores: int
+) -> float:
+    """Lower bound (s) of the elapsed time of the jobs on ``cores`` cores: the longer of the critical path and the
+    core-seconds of all jobs (duration x threads, threads capped at the cores) spread evenly over the cores."""
+    core_s = sum(d * min(int(threads.get(j, 1)), cores) for j, d in durations.items())
+    return max(critical_path(durations, after)[0], core_s / max(int(cores), 1))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What bounds a run's elapsed time: its measured span, the critical path of its jobs' measured wall times
+    through their dependencies, and the ideal (shortest possible) time on ``cores`` cores."""
+
+    span_s: float
+    critical_path_s: float
+    critical_path: tuple[str, ...]
+    ideal_s: float
+    cores: int
+
+
+def schedule(jobs: Sequence[JobCost], specs: Mapping[str, Mapping], cores: int) -> Schedule:
+    """The Schedule of ``jobs`` (their benchmark paths are the keys of ``specs``, each with ``threads`` and ``after``,
+    the benchmarks of the jobs it waits for)."""
+    durations = {j.benchmark: j.wall_s for j in jobs}
+    after = {b: list(specs[b].get("after", ())) for b in durations}
+    threads = {b: int(specs[b].get("threads", 1)) for b in durations}
+    length, path = critical_path(durations, after)
+    names = {j.benchmark: f"{j.rule} {j.wildcards}".strip() for j in jobs}
+    return Schedule(
+        span_s(jobs), length, tuple(names[b] for b in path), ideal_time(durations, threads, after, cores), cores
+    )
+
+
 def _cell(x: float | None, digits: int = 2) -> str:
     return "" if x is None else f"{x:.{digits}f}"
 
@@ -203,7 +255,15 @@ def human_duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str) -> str:
+def schedule_text(s: Schedule) -> str:
+    """One sentence: measured span, critical path (its longest jobs named) and ideal time on the run's cores."""
+    return (
+        f"first start to last end {human_duration(s.span_s)}; critical path {human_duration(s.critical_path_s)} "
+        f"({' -> '.join(s.critical_path)}); ideal time on {s.cores} cores {human_duration(s.ideal_s)}"
+    )
+
+
+def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str, sched: Schedule | None = None) -> str:
     """A standalone HTML page: the per-group table (with the total) and the per-job table."""
 
     def table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int], bold_last=False) -> str:
@@ -227,7 +287,9 @@ def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str)
         "</style>"
         "</head><body>"
         f"<h2>What each job cost (scale: {html.escape(scale)})</h2>"
-        f"<p>{len(jobs)} jobs; first start to last end {html.escape(human_duration(span_s(jobs)))}. "
+        f"<p>{len(jobs)} jobs; "
+        + html.escape(schedule_text(sched) if sched else f"first start to last end {human_duration(span_s(jobs))}")
+        + ". "
         "Wall and CPU time and peak resident memory as measured by Snakemake's benchmark of each job.</p>"
         "<h3>Per figure group</h3>"
         + table(group_header, group_rows(groups), {1, 2, 3, 4}, bold_last=True)
@@ -237,19 +299,40 @@ def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str)
     )
 
 
-def readme_table(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str) -> str:
+def readme_cell(jobs: Sequence[JobCost], groups: Sequence[GroupCost], sched: Schedule | None = None) -> str:
+    """The README scales table's timing cell, one short line: jobs, elapsed time (with the critical path and the
+    ideal time on the run's cores), CPU time, peak memory."""
+    total = groups[-1] if groups else _aggregate(TOTAL, [])
+    wall = human_duration(span_s(jobs))
+    if sched is not None:
+        wall += (
+            f" wall (critical path {human_duration(sched.critical_path_s)}, ideal on {sched.cores} cores "
+            f"{human_duration(sched.ideal_s)})"
+        )
+    rss = "n/a" if total.max_rss_mb is None else f"{total.max_rss_mb / 1024:.1f} GB"
+    return f"{len(jobs)} jobs: {wall}, {human_duration(total.cpu_s)} CPU, peak {rss}"
+
+
+def readme_table(
+    jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str, sched: Schedule | None = None
+) -> str:
     """Markdown for the README: the scales table's timing cell for ``scale`` and a per-group table."""
     per_group = [g for g in groups if g.group != TOTAL]
     total = groups[-1] if groups else _aggregate(TOTAL, [])
     by_wall = sorted(per_group, key=lambda g: g.wall_s, reverse=True)
-    cell = (
-        f"{len(jobs)} jobs in {human_duration(span_s(jobs))} ({span_s(jobs):.0f} s, first start to last end). "
-        "Job time summed per group: " + ", ".join(f"{g.group} {human_duration(g.wall_s)}" for g in by_wall)
+    detail = (
+        f"{len(jobs)} jobs, {human_duration(span_s(jobs))} ({span_s(jobs):.0f} s) from the first start to the last "
+        "end. "
+        "Job time summed per group: " + ", ".join(f"{g.group} {human_duration(g.wall_s)}" for g in by_wall) + "."
     )
+    if sched is not None:
+        detail += f" Critical path: {' -> '.join(sched.critical_path)}."
     lines = [
         f"Timing cell of the scales table (scale `{scale}`):",
         "",
-        cell,
+        readme_cell(jobs, groups, sched),
+        "",
+        detail,
         "",
         "| group | jobs | wall, summed | CPU, summed | max RSS (MB) |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -270,11 +353,12 @@ def write_cost_tables(
     groups_csv: str | os.PathLike,
     html_path: str | os.PathLike,
     markdown_path: str | os.PathLike,
+    sched: Schedule | None = None,
 ) -> list[GroupCost]:
     """Write jobs.csv, groups.csv, the HTML page and the README snippet (each atomically); return the group rows."""
     groups = group_costs(jobs)
     sio.write_csv(jobs_csv, JOB_COLUMNS, job_rows(jobs))
     sio.write_csv(groups_csv, GROUP_COLUMNS, group_rows(groups))
-    sio.write_text(html_path, costs_html(jobs, groups, scale))
-    sio.write_text(markdown_path, readme_table(jobs, groups, scale))
+    sio.write_text(html_path, costs_html(jobs, groups, scale, sched))
+    sio.write_text(markdown_path, readme_table(jobs, groups, scale, sched))
     return groups

@@ -144,8 +144,9 @@ def test_written_tables(tmp_path):
     assert html.startswith("<!DOCTYPE html>") and "scale: smoke" in html and "variant=all N=10" in html
     assert html.count("<tr") == 1 + 3 + 1 + 4  # header + groups with total, header + jobs
     md = (out / "README_table.md").read_text()
-    assert "4 jobs in 45 s (45 s, first start to last end)" in md
-    assert "Job time summed per group: p1_hmc 35 s, p2_theory 30 s" in md  # largest first
+    assert "4 jobs: 45 s, 32 s CPU, peak 0.3 GB\n" in md  # the README cell
+    assert "4 jobs, 45 s (45 s) from the first start to the last end" in md
+    assert "Job time summed per group: p1_hmc 35 s, p2_theory 30 s." in md  # largest first
     assert "| **total** | 4 | 65 s | 32 s | 300 |" in md
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left behind
 
@@ -185,3 +186,35 @@ def test_script_standalone(tmp_path, repo):
     assert "1 jobs in 1 groups" in r.stdout
     r = script({**described, "results/benchmarks/g/other.tsv": {"group": "g", "rule": "other", "wildcards": ""}})
     assert r.returncode != 0 and "without a benchmark file: ['results/benchmarks/g/other.tsv']" in r.stderr
+
+
+# --- what bounds a run: critical path and ideal time ---------------------------------------------------------------
+
+
+def test_critical_path_and_ideal_time_against_hand_computed_dag():
+    """a(3) -> b(5) -> d(1); a -> c(10) -> d; e(4) alone. Longest chain a, c, d = 14; on 2 cores the 23 core-seconds
+    (c with 2 threads counts 20) give (3 + 5 + 20 + 1 + 4) / 2 = 16.5 > 14; on 8 cores the chain bounds it."""
+    durations = {"a": 3.0, "b": 5.0, "c": 10.0, "d": 1.0, "e": 4.0}
+    after = {"b": ["a"], "c": ["a"], "d": ["b", "c"], "e": []}
+    assert costs.critical_path(durations, after) == (14.0, ["a", "c", "d"])
+    threads = {"c": 2}
+    assert costs.ideal_time(durations, threads, after, cores=2) == 16.5
+    assert costs.ideal_time(durations, threads, after, cores=8) == 14.0
+    assert costs.critical_path({}, {}) == (0.0, [])
+    with pytest.raises(ValueError, match="cycle"):
+        costs.critical_path({"x": 1.0, "y": 1.0}, {"x": ["y"], "y": ["x"]})
+
+
+def test_schedule_in_the_written_tables(tmp_path):
+    jobs = _jobs(tmp_path)
+    specs = {j.benchmark: {"threads": 1, "after": []} for j in jobs}
+    specs[jobs[3].benchmark]["after"] = [jobs[2].benchmark]  # fig2c waits for the sampling job: 30 + 5 s
+    sched = costs.schedule(jobs, specs, cores=2)
+    assert (sched.critical_path_s, sched.critical_path) == (35.0, ("p1_hmc_sample variant=all N=10", "p1_fig2c"))
+    assert sched.ideal_s == 35.0 and sched.span_s == 45.0  # 65 core-s / 2 = 32.5 < 35
+    out = tmp_path / "c"
+    costs.write_cost_tables(jobs, "laptop", out / "j.csv", out / "g.csv", out / "c.html", out / "r.md", sched)
+    md = (out / "r.md").read_text()
+    assert "4 jobs: 45 s wall (critical path 35 s, ideal on 2 cores 35 s), 32 s CPU, peak 0.3 GB" in md
+    assert "Critical path: p1_hmc_sample variant=all N=10 -> p1_fig2c." in md
+    assert "critical path 35 s (p1_hmc_sample variant=all N=10 -&gt; p1_fig2c)" in (out / "c.html").read_text()

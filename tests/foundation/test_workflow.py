@@ -15,7 +15,18 @@ import sys
 import pytest
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "report", "claims", "envs", "profiles")
+WORKFLOW_FILES = (
+    "Snakefile",
+    "config.yaml",
+    "rules",
+    "scripts",
+    "schemas",
+    "report",
+    "claims",
+    "envs",
+    "profiles",
+    "benchmarks",  # unit_costs.csv, read by the cost plan
+)
 
 
 def snakemake(args, cwd, env_extra=None, timeout=600):
@@ -235,7 +246,11 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     assert r.returncode == 0, (r.stdout[-4000:], r.stderr[-4000:])
     ledger = json.loads((workdir / "results/metrics.json").read_text())
     assert ledger and all(isinstance(v, float) and math.isfinite(v) for v in ledger.values())
-    claims = load_claims(sorted((workdir / "claims").glob("*.yaml")))
+    from smattn.scriptio import loaded_workflow
+
+    with loaded_workflow(["scale=smoke"], workdir / "Snakefile") as wf:
+        claim_files = list(wf.globals["CLAIM_FILES"])
+    claims = load_claims([workdir / f for f in claim_files])  # in the claims table's order
     assert claims
     for c in claims:  # every metric a claim names was written by some rule (numbers are targets, not ids)
         names = (
@@ -284,6 +299,22 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     # a second run has nothing left to do
     r = snakemake(["-n", "--cores", "2", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
+    # the cost plan of the run's scale was made, and set against what each job cost
+    with open(workdir / "results/costs/plan_vs_measured.csv", newline="") as fh:
+        check = list(csv.DictReader(fh))
+    assert len(check) == len(costs) and all(row["projected_cpu_s"] for row in check)
+    # a group target after the full run only tables what is there: P2's claims judged, the others "not run"
+    r = snakemake(["p2", "--cores", "2", "--config", "scale=smoke"], workdir, env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ran = json.loads((workdir / "results/groups/p2/groups.json").read_text())
+    assert ran["scale"] == "smoke" and ran["groups"]["p2_theory"] == "smoke" and ran["groups"]["p1_hmc"] == "not run"
+    with open(workdir / "results/groups/p2/claims.csv", newline="", encoding="utf-8") as fh:
+        group_table = list(csv.DictReader(fh))
+    assert len(group_table) == len(claims)
+    for row, c in zip(group_table, claims, strict=True):
+        assert (row["status"] == "not run") == (c["group"] not in ("p2_theory", "p2_dynamics")), (c["claim"], row)
+    with open(workdir / "results/groups/p2/costs/jobs.csv", newline="") as fh:
+        assert {row["group"] for row in csv.DictReader(fh)} == {"p2_theory", "p2_dynamics"}
 
 
 def assert_drawn(png, min_ink=0.01, min_colours=3):
@@ -356,7 +387,21 @@ EXPECTED_FIGURES = [
         "fig7",
     )
 ]
-NO_BENCHMARK = {"all", "fetch_raw", "raw_data", "metrics_ledger", "cost_table"}  # local rules and pure aggregation
+# local rules and pure aggregation
+NO_BENCHMARK = {
+    "all",
+    "fetch_raw",
+    "raw_data",
+    "metrics_ledger",
+    "cost_table",
+    "cost_plan",
+    "group_claims",
+    "group_costs",
+    "paper_scale_doc",
+    "gpu_doctor",
+}
+# group targets (`snakemake p2`, ...): like `all`, a list of inputs
+GROUP_TARGETS = ("p1", "p2", "p1_hmc", "p1_images", "p1_pruning", "p2_theory", "p2_dynamics")
 
 
 @pytest.fixture(scope="module")
@@ -387,7 +432,7 @@ def test_figure_rules_declare_pdf_csv_and_report(workflow_rules):
 
 def test_every_computing_rule_has_log_benchmark_and_resources(workflow_rules):
     for name, r in workflow_rules.items():
-        if name in ("all", "raw_data"):
+        if name in ("all", "raw_data", *GROUP_TARGETS):
             continue
         assert len(r.log) == 1, name
         assert {"mem_mb", "runtime"} <= set(r.resources.keys()), name
@@ -430,7 +475,7 @@ def _dry_run_jobs(workdir, scale, targets=()):
 def test_cost_table_reads_the_benchmark_of_every_computing_job(workdir, workflow_rules, scale):
     """The cost table's inputs are exactly the benchmark files of the jobs that the other targets of `all` run."""
     [(read, _)] = _dry_run_jobs(workdir, scale)["cost_table"]
-    read = set(read.split(", "))
+    read = {f for f in read.split(", ") if f.startswith("results/benchmarks/")}
     costs = {str(f) for f in workflow_rules["cost_table"].output}
     targets = [str(f) for f in workflow_rules["all"].input]
     assert costs <= set(targets)
@@ -440,3 +485,37 @@ def test_cost_table_reads_the_benchmark_of_every_computing_job(workdir, workflow
     assert len(planned) == len(computing) > 50
     assert sorted(read - planned) == [], "read by the cost table, but no job of the targets writes it"
     assert sorted(planned - read) == [], "jobs of the targets whose cost the table misses"
+
+
+@pytest.mark.parametrize("target", ["p2", "p1_hmc", "p1_pruning"])
+def test_group_target_builds_its_figures_claims_and_exactly_its_jobs_costs(workdir, workflow_rules, target):
+    """`snakemake <target>` plans its figures, its claims table and a cost table whose benchmarks are exactly those of
+    the computing jobs the target runs (p1_pruning: the image-task trainings and exports it needs included)."""
+    jobs = _dry_run_jobs(workdir, "smoke", [target])
+    assert {"group_claims", "group_costs", target} <= set(jobs), sorted(jobs)
+    assert "metrics_ledger" not in jobs and "cost_table" not in jobs
+    [(read, _)] = jobs["group_costs"]
+    read = set(read.split(", "))
+    planned = {bench for rule_jobs in jobs.values() for _, bench in rule_jobs if bench}
+    assert read == planned and len(planned) > 5
+    groups = {"p2": ("p2_theory", "p2_dynamics"), "p1_hmc": ("p1_hmc",), "p1_pruning": ("p1_pruning", "p1_images")}
+    assert {b.split("/")[2] for b in planned} == set(groups[target]), planned
+    [(claims_in, _)] = jobs["group_claims"]
+    assert all(f"claims/{g}.yaml" in claims_in for g in ("p2_theory", "p2_dynamics", "p1_hmc", "p1_images"))
+
+
+@pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
+def test_cost_plan_flags_no_job(workdir, scale):
+    """`snakemake cost_plan` projects every computing job of `all` from benchmarks/unit_costs.csv without running
+    one, and no job's declared runtime is below twice its projection nor its mem_mb below its projected peak; at paper
+    scale the GPU jobs are exactly the gpu=1 rules'."""
+    r = snakemake(["cost_plan", "--cores", "1", "--config", f"scale={scale}"], workdir)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Finished jobid: 0 (Rule: cost_plan)" in r.stderr and "1 of 1 steps" in r.stderr, r.stderr[-2000:]
+    with open(workdir / f"results/costs/plan_{scale}.csv", newline="") as fh:
+        plan = list(csv.DictReader(fh))
+    assert len(plan) > 60
+    assert [(p["rule"], p["wildcards"], p["flag"]) for p in plan if p["flag"]] == []
+    assert all(float(p["runtime_over_projection"]) >= 2.0 for p in plan)
+    gpu = {p["rule"] for p in plan if p["device"] == "gpu"}
+    assert gpu == ({"p1_images_train", "p1_images_sample"} if scale == "paper" else set())

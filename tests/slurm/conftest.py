@@ -31,7 +31,18 @@ ACCOUNT = "smattn"
 CLUSTER_CONFIG = (
     f"cluster={{cpu_partition: {PARTITIONS['cpu']}, gpu_partition: {PARTITIONS['gpu']}, account: {ACCOUNT}}}"
 )
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "report", "claims", "envs", "profiles")
+WORKFLOW_FILES = (
+    "Snakefile",
+    "config.yaml",
+    "rules",
+    "scripts",
+    "schemas",
+    "report",
+    "claims",
+    "envs",
+    "profiles",
+    "benchmarks",  # unit_costs.csv, read by the cost plan
+)
 
 # The local cluster has no accounting daemon: job states come from squeue (MinJobAge=300 keeps finished jobs
 # visible), and the first status check comes 2 s after submission instead of the plugin's default 40 s.

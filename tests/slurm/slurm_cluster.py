@@ -255,7 +255,9 @@ class SlurmCluster:
 
     def node_state(self) -> str:
         r = self.run(["sinfo", "-h", "-N", "-n", self.node, "-o", "%T"], check=False)
-        return r.stdout.strip() if r.returncode == 0 else f"unreachable ({r.stderr.strip()})"
+        if r.returncode != 0:
+            return f"unreachable ({r.stderr.strip()})"
+        return ",".join(sorted(set(r.stdout.split())))  # one line per partition the node is in
 
     def _wait_idle(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -1,0 +1,125 @@
+"""The cost plan (smattn.costplan): work models against independent counts, calibration and projection of synthetic
+runs with known costs, the runtime flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from smattn import costplan
+
+
+@pytest.mark.parametrize(
+    "L, H, N, G, B, fold", [(2, 4, 64, 32, 4, False), (2, 4, 512, 128, 128, True), (3, 3, 24, 8, 2, False)]
+)
+def test_forward_flops_equal_torchs_flop_counter(L, H, N, G, B, fold):
+    """The analytic FLOP count of one forward pass equals what torch.utils.flop_counter counts on the real model
+    (the layer-1 value fold chosen by the model itself: taken at paper size, not at the small ones)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from smattn.p1.images.model import AttentionPathsTransformer, fold_pays
+
+    assert fold_pays(H, N, costplan.TOKEN_DIM, B * costplan.PAPER_TOKENS) == fold
+    model = AttentionPathsTransformer(L, H, N, G)
+    x = torch.randn(B, costplan.PAPER_TOKENS, costplan.TOKEN_DIM)
+    with FlopCounterMode(display=False) as fc, torch.no_grad():
+        model(x)
+    assert costplan.forward_flops(L, H, N, G, B) == fc.get_total_flops()
+
+
+def test_training_steps_of_the_paper():
+    """10 epochs of 527,878 tasks in batches of 128: 41,240 Adam steps (the paper's run), as TrainConfig counts."""
+    from smattn.p1.images.training import paper_train_config
+
+    p = {
+        "p1_images": {
+            "gd_epochs": 10,
+            "gd_tasks_per_epoch": 527878,
+            "gd_batch": 128,
+            "gd_max_steps": None,
+            "gd_width": 512,
+            "gd_qk_dim": 128,
+            "gd_qk_dim_h8": 64,
+        }
+    }
+    assert costplan.train_steps(p, "L2H4") == 41240
+    cfg = paper_train_config(2, 4, width=512, qk_dim=128, batch=128, lr=3e-4, precision="fp32", compile=False)
+    assert cfg.total_steps == 41240
+    assert costplan.train_steps({"p1_images": {**p["p1_images"], "gd_max_steps": 2000}}, "L2H4") == 2000
+
+
+def unit(rule="r", **kw):
+    base = dict(
+        rule=rule,
+        device="cpu",
+        overhead_s=2.0,
+        s_per_unit=0.5,
+        cpu_per_wall=1.0,
+        rss_base_mb=100.0,
+        mb_per_unit=0.0,
+        calib_scale="laptop",
+        basis="measured",
+        source="s",
+        machine="m",
+        date="2026-11-26",
+        commit="abc",
+    )
+    return costplan.UnitCost(**{**base, **kw})
+
+
+def test_calibration_recovers_a_linear_cost_and_projects_a_larger_job(monkeypatch):
+    """Jobs costing 3 s of start-up + 0.25 s per unit (two sizes) calibrate to that rate; a job of 1000 units is then
+    projected at 253 CPU-s, its wall from the CPU/wall ratio and its memory from the memory model."""
+    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: float(wc["n"]))
+    monkeypatch.setitem(costplan.MEMORY, "toy", lambda p, wc: float(wc["n"]))
+    measured = [
+        {
+            "rule": "toy",
+            "env": "jax",
+            "work": n,
+            "mem_units": n,
+            "cpu_s": 3 + 0.25 * n,
+            "wall_s": (3 + 0.25 * n) / 2,
+            "max_rss_mb": 50 + 2 * n,
+        }
+        for n in (10.0, 40.0)
+    ]
+    [u] = costplan.calibrate(
+        measured, {"jax": 3.0}, {"jax": 50.0}, scale="laptop", source="s", machine="m", date="d", commit="c"
+    )
+    # the peak: 2 copies (ARRAY_COPIES) of the arrays' MB on top of the 50 MB the jobs held besides them
+    assert (u.overhead_s, u.s_per_unit, u.cpu_per_wall, u.rss_base_mb, u.mb_per_unit) == (3.0, 0.25, 2.0, 50.0, 2.0)
+    job = {"group": "g", "rule": "toy", "wildcards": "n=1000", "threads": 2, "gpu": 0, "runtime": 10, "mem_mb": 3000}
+    row = costplan.project_job(job, {}, [u], "paper", on_gpu=True)
+    assert (row.device, row.cpu_s, row.wall_s, row.gpu_s, row.peak_mem_mb) == ("cpu", 253.0, 126.5, 0.0, 2050.0)
+    assert row.flag == ""  # 600 s declared >= 2 x 126.5 s
+    tight = costplan.project_job({**job, "runtime": 4, "mem_mb": 2000}, {}, [u], "paper", on_gpu=True)
+    assert (
+        "runtime 4 min < 2 x projected 2.1 min" in tight.flag and "mem_mb 2000 < projected peak 2050 MB" in tight.flag
+    )
+
+
+def test_gpu_jobs_use_the_gpu_row_at_paper_scale_only(monkeypatch):
+    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: 100.0)
+    units = [unit("toy"), unit("toy", device="gpu", s_per_unit=0.01, overhead_s=60.0, basis="computed")]
+    job = {"group": "g", "rule": "toy", "wildcards": "", "threads": 1, "gpu": 1, "runtime": 10, "mem_mb": 3000}
+    on_gpu = costplan.project_job(job, {}, units, "paper", on_gpu=True)
+    assert (on_gpu.device, on_gpu.gpu_s, on_gpu.unit_basis) == ("gpu", 61.0, "computed")
+    on_cpu = costplan.project_job(job, {}, units, "laptop", on_gpu=False)
+    assert (on_cpu.device, on_cpu.gpu_s, on_cpu.cpu_s) == ("cpu", 0.0, 52.0)
+    missing = costplan.project_job({**job, "rule": "nothing"}, {}, units, "laptop", on_gpu=False)
+    assert missing.cpu_s is None and "no unit cost for nothing on cpu" in missing.flag
+
+
+def test_unit_table_roundtrip_and_choice(tmp_path):
+    rows = [unit(), unit(calib_scale="paper", s_per_unit=0.7), unit(device="gpu", basis="computed")]
+    costplan.write_unit_costs(tmp_path / "u.csv", rows)
+    back = costplan.read_unit_costs(tmp_path / "u.csv")
+    assert back == rows
+    assert costplan.choose_unit(back, "r", "cpu", "paper").s_per_unit == 0.7  # measured at the scale itself
+    assert costplan.choose_unit(back, "r", "cpu", "smoke").calib_scale == "paper"  # else the largest measured
+    assert costplan.choose_unit(back, "r", "gpu", "paper").basis == "computed"
+    assert costplan.choose_unit(back, "other", "cpu", "paper") is None
+    # a rule running the same code as another borrows its unit costs until it has its own
+    trec = [unit("p2_trec_run", s_per_unit=0.3)]
+    assert costplan.choose_unit(trec, "p2_trec_sweep_run", "cpu", "paper").s_per_unit == 0.3
