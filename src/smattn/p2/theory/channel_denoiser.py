@@ -45,6 +45,7 @@ __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisati
 
 PRIOR_SHARE = 0.2  # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
+_L2_BLOCK = 49_152  # L = 2: (sample, node) pairs per block of _moments_l2 (speed only: every sample is independent)
 
 
 @dataclass
@@ -143,15 +144,59 @@ def ridge_grid(omega1, sd1: float, c: float, n1d: int):
     return z1, (lw_u[:, None] + lwv[None, :]).ravel()
 
 
-def _configurations_l2(x, z1, c):
-    """L = 2, parametrisation "A" on given first-layer nodes z1 (n, G, 2): Z (n, 2G, 2, 2) and logj (n, 2G)."""
-    n, G, _ = z1.shape
-    z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
-    Z = np.empty((n, 2, G, 2, 2))
-    Z[:, :, :, 0] = z1[:, None]
-    Z[:, 0, :, 1] = z2
-    Z[:, 1, :, 1] = -z2
-    return Z.reshape(n, 2 * G, 2, 2), np.broadcast_to(logdet[:, None, :], (n, 2, G)).reshape(n, 2 * G)
+def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
+    """L = 2, parametrisation "A" on given first-layer nodes: posterior moments of one chunk of m samples.
+
+    The two branches z2 = s A_c(z1)^{-1} x, s = +-1, share the node z1, its log-weight lw and the Jacobian
+    1/det A_c(z1); only the last-layer terms of the Gaussian exponent differ.  With the normalised branch weights
+    w_+, w_-, W = w_+ + w_- and Delta = w_+ - w_-, the moments of the configuration (z1, s z2) are sums of W (even in
+    s: z1, z1 z1^T, z2 z2^T) and of Delta (odd: s z2, z1 (s z2)^T), so no configuration array of both branches is
+    built.  x: (m, 2) pre-images; omega: (m, 2, 2); P = V^{-1} (2, 2); z1: (m, K, 2) nodes; lw: (K,) or (m, K) node
+    log-weights without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t), log_norm (m,) and
+    ess (m,).  n1d, method: for the error message of a sample without an admissible node.
+    """
+    p, q = softmax_entries(z1)
+    i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+    x0, x1 = x[:, None, 0], x[:, None, 1]
+    z20, z21 = i00 * x0 + i01 * x1, i10 * x0 + i11 * x1
+    z10, z11 = z1[..., 0], z1[..., 1]
+    d0, d1 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
+    base = np.asarray(lw) - np.log(skip_matrix_det(p, q, c)) - 0.5 * P[0, 0] * (d0 * d0 + d1 * d1)
+    logw = []
+    for s in (1.0, -1.0):
+        e0, e1 = s * z20 - omega[:, None, 1, 0], s * z21 - omega[:, None, 1, 1]
+        lw_s = base - (P[0, 1] * (d0 * e0 + d1 * e1) + 0.5 * P[1, 1] * (e0 * e0 + e1 * e1))
+        lw_s[np.isnan(lw_s)] = -np.inf
+        logw.append(lw_s)
+    mx = np.maximum(np.max(logw[0], axis=1), np.max(logw[1], axis=1))[:, None]
+    if not np.all(np.isfinite(mx)):
+        bad = int(np.sum(~np.isfinite(mx)))
+        raise FloatingPointError(
+            f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
+            "increase n1d or use the other parametrisation"
+        )
+    wp, wm = np.exp(logw[0] - mx), np.exp(logw[1] - mx)
+    tot = (wp.sum(axis=1) + wm.sum(axis=1))[:, None]
+    wp /= tot
+    wm /= tot
+    W, Dw = wp + wm, wp - wm
+    # row-wise dot products (one pass each, no temporaries): much faster than batched 4 x K matmuls
+    Wz10, Wz11, Wz20, Dz20, Dz21 = W * z10, W * z11, W * z20, Dw * z20, Dw * z21
+    mu = np.stack([Wz10.sum(axis=1), Wz11.sum(axis=1), Dz20.sum(axis=1), Dz21.sum(axis=1)], axis=1)
+    S = np.empty((x.shape[0], 4, 4))
+    for i, j, a, b in (
+        (0, 0, Wz10, z10), (0, 1, Wz10, z11), (1, 1, Wz11, z11),  # z1 z1^T: even
+        (0, 2, Dz20, z10), (0, 3, Dz21, z10), (1, 2, Dz20, z11), (1, 3, Dz21, z11),  # z1 (s z2)^T: odd
+        (2, 2, Wz20, z20), (2, 3, Wz20, z21), (3, 3, W * z21, z21),  # z2 z2^T: even
+    ):  # fmt: skip
+        S[:, i, j] = np.einsum("ng,ng->n", a, b)
+        S[:, j, i] = S[:, i, j]
+    return (
+        mu.reshape(-1, 2, 2),
+        S - mu[:, :, None] * mu[:, None, :],
+        (mx + np.log(tot))[:, 0],
+        1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
+    )
 
 
 def _dz2_dz1(z1, z2, c):
@@ -203,30 +248,21 @@ def _local_components(x, omega, V, c, inflate):
     return means, chol, valid, log_mass
 
 
-def _log_gauss2(z, m, chol):
-    """log N(z; m, L L^T) for z (..., 2), m (..., 2), chol (..., 2, 2)."""
-    d = z - m
-    y0 = d[..., 0] / chol[..., 0, 0]
-    y1 = (d[..., 1] - chol[..., 1, 0] * y0) / chol[..., 1, 1]
-    return -0.5 * (y0 * y0 + y1 * y1) - np.log(chol[..., 0, 0] * chol[..., 1, 1]) - np.log(2.0 * np.pi)
-
-
-def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=None):
+def _nodes_local(omega, V, components, u, lw, u_loc, lw_loc):
     """Parametrisation A (L = 2) on a deterministic mixture of grids: the global prior grid plus mode-centred grids.
 
     Every node z1 of component j gets the weight  pi_j w_k target(z1) / q_mix(z1) with q_mix = sum_j pi_j q_j: each
     component's grid integrates q_j (f / q_mix) and the pi_j-weighted sum is the integral of f.  The prior component
-    uses the grid (u, lw); the four mode components may use a smaller grid (u_loc, lw_loc), since the posterior is
-    close to Gaussian around each mode.
-    Returns Z (n, K, 2, 2) and log-weight offsets (n, K) (to which the Gaussian term is added by the caller).
+    uses the grid (u, lw); the four mode components use the grid (u_loc, lw_loc), which may be smaller, since the
+    posterior is close to Gaussian around each mode.  components: _local_components of the n samples.
+    Returns the nodes z1 (n, K, 2) and their log-weights log(pi_j w_k / q_mix(z1)) (n, K) (the Jacobian and the
+    Gaussian term are added by _moments_l2).
     """
-    n = x.shape[0]
-    if u_loc is None:
-        u_loc, lw_loc = u, lw
+    n = omega.shape[0]
     G = u.shape[0]
     Gl = u_loc.shape[0]
     sd1 = np.sqrt(V[0, 0])
-    means, chol, valid, log_mass = _local_components(x, omega, V, c, inflate)
+    means, chol, valid, log_mass = components
     comp_m = np.concatenate([omega[:, None, 0, :], means], axis=1)  # (n, 5, 2)
     comp_L = np.concatenate([np.broadcast_to(sd1 * np.eye(2), (n, 1, 2, 2)), chol], axis=1)
     comp_ok = np.concatenate([np.ones((n, 1), dtype=bool), valid], axis=1)
@@ -241,26 +277,33 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     log_pi = np.concatenate([np.where(any_mode, np.log(PRIOR_SHARE), 0.0), np.log1p(-PRIOR_SHARE) + log_share], axis=1)
     log_pi = np.where(comp_ok, log_pi, -np.inf)
     z_prior = comp_m[:, 0, None, :] + sd1 * u[None, :, :]  # (n, G, 2)
-    z_loc = means[:, :, None, :] + np.einsum("njab,kb->njka", chol, u_loc)  # (n, 4, Gl, 2)
+    # z_loc[n, j, k] = means[n, j] + chol[n, j] @ u_loc[k], (n, 4, Gl, 2)
+    z_loc = means[:, :, None, :] + chol[:, :, None, :, 0] * u_loc[:, 0, None]
+    z_loc += chol[:, :, None, :, 1] * u_loc[:, 1, None]
     z1 = np.concatenate([z_prior, z_loc.reshape(n, -1, 2)], axis=1)  # (n, G + 4 Gl, 2)
-    # log q_mix at every node
-    lq = np.stack([_log_gauss2(z1, comp_m[:, j, None, :], comp_L[:, j, None]) for j in range(5)], axis=-1)
-    lq = lq + log_pi[:, None, :]
-    lqmax = np.max(lq, axis=-1, keepdims=True)
-    log_qmix = (lqmax + np.log(np.sum(np.exp(lq - lqmax), axis=-1, keepdims=True)))[..., 0]
+    # log q_mix at every node: a log-sum-exp over the five components, accumulated component by component;
+    # log pi_j N(z; m_j, L_j L_j^T) = const_j - |y|^2 / 2 with y = L_j^{-1} (z - m_j) from per-component coefficients
+    inv00, inv11 = 1.0 / comp_L[..., 0, 0], 1.0 / comp_L[..., 1, 1]  # (n, 5)
+    inv10 = -comp_L[..., 1, 0] * inv00 * inv11
+    const = log_pi + np.log(inv00 * inv11) - np.log(2.0 * np.pi)
+    z10, z11 = z1[..., 0], z1[..., 1]
+    lq = []
+    for j in range(5):
+        d0, d1 = z10 - comp_m[:, j, None, 0], z11 - comp_m[:, j, None, 1]
+        y0, y1 = inv00[:, j, None] * d0, inv10[:, j, None] * d0 + inv11[:, j, None] * d1
+        lq.append(const[:, j, None] - 0.5 * (y0 * y0 + y1 * y1))
+    lqmax = lq[0]
+    for t in lq[1:]:
+        lqmax = np.maximum(lqmax, t)
+    acc = np.exp(lq[0] - lqmax)
+    for t in lq[1:]:
+        acc += np.exp(t - lqmax)
+    log_qmix = lqmax + np.log(acc)
     node_lw = np.concatenate([lw, np.tile(lw_loc, 4)])[None, :] + np.concatenate(
         [np.repeat(log_pi[:, :1], G, axis=1), np.repeat(log_pi[:, 1:], Gl, axis=1)], axis=1
     )
-    z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
-    K = z1.shape[1]
-    Z = np.empty((n, 2, K, 2, 2))
-    Z[:, 0, :, 0] = z1
-    Z[:, 1, :, 0] = z1
-    Z[:, 0, :, 1] = z2
-    Z[:, 1, :, 1] = -z2
-    off = node_lw - log_qmix - logdet  # (n, K)
-    off = np.where(np.isfinite(off), off, -np.inf)
-    return Z.reshape(n, -1, 2, 2), np.concatenate([off, off], axis=1)
+    off = node_lw - log_qmix  # (n, K)
+    return z1, np.where(np.isfinite(off), off, -np.inf)
 
 
 def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d):
@@ -379,12 +422,10 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
     cov = np.empty((n, 2 * L, 2 * L))
     log_norm = np.empty(n)
     ess = np.empty(n)
-    lwp_b = np.tile(lwp, nodes // u.shape[0]) if method != "A*" else None
     ridge = L == 2 and method == "A" and c < quad.ridge_c
     if ridge:
         z1_ridge, lw_ridge = ridge_grid(omega[:, 0, :], float(sd[0]), c, n1d)
-        lwp_b = np.tile(lw_ridge, 2)
-        per = max(1, int(quad.chunk_elems // (lwp_b.size * L * 2)))
+        per = max(1, int(quad.chunk_elems // (2 * lw_ridge.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
         args = (P, sd, u, lwp, c, n1d, quad.backend, per)
@@ -402,39 +443,18 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
             )
         cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
+    # L = 2: blocks of about _L2_BLOCK (sample, node) pairs, so that the arrays of a block stay in the cache
+    per = min(per, max(1, _L2_BLOCK // (nodes // 2)))
+    if method == "A*":
+        comps = _local_components(x, omega, V, c, inflate)
     for i0 in range(0, n, per):
         sl = slice(i0, min(n, i0 + per))
         if method == "A*":
-            Z, off = _configurations_local(x[sl], omega[sl], V, c, u, lw, inflate, u_loc, lw_loc)
+            z1, node_lw = _nodes_local(omega[sl], V, tuple(a[sl] for a in comps), u, lw, u_loc, lw_loc)
         else:  # parametrisation "A", L = 2 (L = 3 returned above)
             z1 = z1_ridge[sl] if ridge else omega[sl, None, 0, :] + sd[0] * u[None, :, :]
-            Z, logj = _configurations_l2(x[sl], z1, c)
-            off = lwp_b[None, :] - logj
-        D = Z - omega[sl, None, :, :]  # (m, K, L, 2)
-        quad = np.zeros(D.shape[:2])
-        for a in range(L):
-            for b in range(a, L):
-                term = D[:, :, a, 0] * D[:, :, b, 0] + D[:, :, a, 1] * D[:, :, b, 1]
-                quad += (P[a, a] if a == b else 2.0 * P[a, b]) * term
-        logw = off - 0.5 * quad
-        logw[np.isnan(logw)] = -np.inf
-        mx = np.max(logw, axis=1, keepdims=True)
-        if not np.all(np.isfinite(mx)):
-            bad = int(np.sum(~np.isfinite(mx)))
-            raise FloatingPointError(
-                f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
-                "increase n1d or use the other parametrisation"
-            )
-        w = np.exp(logw - mx)
-        tot = w.sum(axis=1, keepdims=True)
-        w /= tot
-        log_norm[sl] = (mx + np.log(tot))[:, 0]
-        ess[sl] = 1.0 / np.sum(w * w, axis=1)
-        Zf = Z.reshape(Z.shape[0], Z.shape[1], 2 * L)
-        m = np.matmul(w[:, None, :], Zf)[:, 0, :]
-        second = np.matmul(np.swapaxes(Zf * w[..., None], 1, 2), Zf)
-        mean[sl] = m.reshape(-1, L, 2)
-        cov[sl] = second - m[:, :, None] * m[:, None, :]
+            node_lw = lw_ridge if ridge else lwp
+        mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_l2(x[sl], omega[sl], P, c, z1, node_lw, n1d, method)
     cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
     return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
 
