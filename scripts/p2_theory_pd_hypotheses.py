@@ -1,4 +1,5 @@
-"""P2 Fig. 1 right, deviation note: first-layer thresholds read off short, noisy reference-style SE runs."""
+"""P2 Fig. 1 right, deviation note: first-layer thresholds read off short, noisy reference-style SE runs (the first
+alpha of the grid where Q11 exceeds the level, found by bisection over the grid; phase_diagram_hypotheses)."""
 
 import time
 
@@ -21,7 +22,11 @@ def main(io):
     alphas_au = np.round(np.arange(P.authors_alpha_step, P.alpha_max + 1e-9, P.authors_alpha_step), 10)
     runs_au = [read_off_threshold(c, alphas_au, quad, estimator="authors", **kw) for c in P.authors_skips]
     for r in runs + runs_au:
-        print(f"c={r['c']:g} ({r['estimator']}): read-off alpha1 = {r['alpha']:.4f} (Q11 > {r['level']:g})", flush=True)
+        print(
+            f"c={r['c']:g} ({r['estimator']}): read-off alpha1 = {r['alpha']:.4f} (Q11 > {r['level']:g}; "
+            f"{r['evaluations']} short runs)",
+            flush=True,
+        )
     write_json(
         io.output.json,
         json_safe(

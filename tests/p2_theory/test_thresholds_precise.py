@@ -111,10 +111,56 @@ def test_refined_alpha_first_is_a_root_with_an_error_bar():
 
 
 def test_read_off_threshold_scans_until_q11_rises():
-    r = read_off_threshold(1.0, [0.2, 1.4], QUAD, n_samples=40, iterations=3, seed=0, level=0.5)
+    r = read_off_threshold(1.0, [0.2, 1.4], QUAD, n_samples=40, iterations=3, seed=0, level=0.5, search="scan")
     assert r["alphas"] == [0.2, 1.4] and len(r["q11"]) == 2
     assert r["q11"][0] < 0.05  # below alpha_last both overlaps decay from 0.05
     assert np.isnan(r["alpha"]) or r["alpha"] == 1.4
+
+
+@pytest.mark.parametrize("switch", [0, 1, 5, 11, 12, 23, None])
+def test_bisection_read_off_equals_the_scan_when_the_exceedance_switches_on_once(monkeypatch, switch):
+    """With a final Q11 that exceeds the level from grid point `switch` on (None: never), bisection returns the
+    scan's alpha in at most 1 + ceil(log2 m) runs, and every run it makes is the scan's run at that grid point (the
+    point's own seed). Fails if the bisection keeps the wrong half or the seeds follow the visiting order."""
+    from smattn.p2.theory import phase_diagram_hypotheses as H
+
+    alphas = np.round(np.arange(1, 25) * 0.05, 10)
+    on = np.inf if switch is None else alphas[switch]
+
+    def fake_run(alpha, c, quad, *, seed, **kw):
+        return np.diag([(0.2 if alpha >= on else 0.01) + 1e-9 * seed, 0.9])
+
+    monkeypatch.setattr(H, "short_se_run", fake_run)
+    kw = dict(n_samples=10, iterations=2, seed=5, level=0.1)
+    scan = H.read_off_threshold(1.0, alphas, QUAD, search="scan", **kw)
+    bis = H.read_off_threshold(1.0, alphas[::-1], QUAD, **kw)  # any order: the grid is sorted
+    assert bis["search"] == "bisect" and bis["evaluations"] <= 1 + int(np.ceil(np.log2(len(alphas))))
+    np.testing.assert_equal(bis["alpha"], scan["alpha"])
+    np.testing.assert_equal(bis["alpha"], np.nan if switch is None else alphas[switch])
+    full = dict(
+        zip(
+            *(
+                H.read_off_threshold(1.0, alphas, QUAD, search="scan", **{**kw, "level": 1.0})[k]
+                for k in ("alphas", "q11")
+            ),
+            strict=True,
+        )
+    )
+    assert all(full[a] == q for a, q in zip(bis["alphas"], bis["q11"], strict=True))
+
+
+def test_bisection_read_off_equals_the_scan_on_short_runs():
+    """Real short runs (grid estimator, small sizes): the same read-off and the same final Q11 at every grid point
+    the bisection ran."""
+    kw = dict(n_samples=40, iterations=12, seed=3, level=0.1)
+    alphas = [0.4, 0.6, 0.8, 1.0, 1.2, 1.4]
+    scan = read_off_threshold(1.0, alphas, QUAD, search="scan", **kw)
+    bis = read_off_threshold(1.0, alphas, QUAD, **kw)
+    np.testing.assert_equal(bis["alpha"], scan["alpha"])
+    q_scan = dict(zip(scan["alphas"], scan["q11"], strict=True))
+    for a, q in zip(bis["alphas"], bis["q11"], strict=True):
+        if a in q_scan:
+            assert q == q_scan[a]
 
 
 def test_deviation_note_is_built_from_the_numbers():
