@@ -1,0 +1,262 @@
+"""What the P2 theory costs at paper scale, before and after the savings, measured in one process.
+
+"Before" is the theory package of an earlier commit (``--before``, default the last commit before these savings),
+loaded beside the current one (benchmarks/baseline_package.py), so both run on the same machine at the same time.
+Times are CPU seconds of this process (time.process_time), which a shared machine disturbs less than wall time.
+
+    python benchmarks/p2_paper_cost.py authors      # the authors' estimator: direct vs fused box sums (one average)
+    python benchmarks/p2_paper_cost.py denoiser     # one L = 2 channel average, before vs after (A, A*, ridge grid)
+    python benchmarks/p2_paper_cost.py thresholds [--scale paper] [--c 1 4]   # p2_thresholds_c, piece by piece
+    python benchmarks/p2_paper_cost.py hypotheses [--scale laptop] [--estimator grid] [--c 1]  # read-off search
+    python benchmarks/p2_paper_cost.py project [--costs results/benchmarks/p2_theory]  # P2 theory at paper scale
+Options: --quick (small sizes: a smoke check of the script itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline_package import submodule  # noqa: E402
+
+BEFORE = "25fc591"  # the last commit before the P2 paper-scale savings
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cpu(f):
+    """(result, CPU seconds) of f()."""
+    t0 = time.process_time()
+    r = f()
+    return r, time.process_time() - t0
+
+
+def scale_params(scale: str) -> dict:
+    """The p2_theory config group at one scale (plain values)."""
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())["p2_theory"]
+    return {k: (v[scale] if isinstance(v, dict) and scale in v else v) for k, v in cfg.items()}
+
+
+def bench_authors(a):
+    from smattn.p2.theory.authors_estimator import AuthorsSettings, authors_channel_average
+    from smattn.p2.theory.state_evolution import draw_teacher
+
+    P = scale_params("paper")
+    cases = [
+        ("L=2 (phase-diagram read-off)", 2, np.array([[0.3, 0.02], [0.02, 0.98]]), P["pd_hyp_samples"]),
+        ("L=3 (Fig. 3 left, reference mode)", 3, np.diag([0.55, 0.55, 0.996]), P["l3_authors_n_samples"]),
+    ]
+    for name, L, Q, n in cases:
+        n = 20 if a.quick else n
+        d = draw_teacher(n, L, 0)
+        out = {}
+        for kernel in ("direct", "fused", "direct", "fused"):  # interleaved: the best of two each
+            s = AuthorsSettings(kernel=kernel)
+            r, t = cpu(
+                lambda s=s, Q=Q, d=d: authors_channel_average(Q, 1.0, d.xi, d.U, np.random.default_rng(1), settings=s)
+            )
+            out.setdefault(kernel, []).append(t)
+            out[kernel + "_r"] = r
+        td, tf = min(out["direct"]), min(out["fused"])
+        dR = np.abs(out["fused_r"]["R"] - out["direct_r"]["R"]).max() / np.abs(out["direct_r"]["R"]).max()
+        print(
+            f"[authors] {name}, {n} samples x 2 x 10^4 box points: direct {td:.2f} s -> fused {tf:.2f} s "
+            f"({td / tf:.1f}x); max relative |R difference| {dR:.1e}; floored share "
+            f"{out['fused_r']['floor_fraction']:.2f} = {out['direct_r']['floor_fraction']:.2f}"
+        )
+        its = P["pd_hyp_iterations"] if L == 2 else P["l3_authors_iterations"]
+        print(f"           one short run of {its} iterations: {its * td:.0f} s -> {its * tf:.0f} s (projected)")
+
+
+def bench_denoiser(a):
+    from smattn.p2.theory import state_evolution as new
+    from smattn.p2.theory.quadrature import QuadratureSettings
+
+    old = submodule(a.before, "state_evolution")
+    OQS = submodule(a.before, "quadrature").QuadratureSettings
+    d = new.draw_teacher_qmc(8 if a.quick else 11, 2, 1)
+    cases = [
+        (1.0, np.diag([0.0, 0.7]), 32, "A: phase-II branch below the peaked regime"),
+        (1.0, np.diag([0.0, 0.975]), 32, "A*: first-layer threshold"),
+        (1.0, np.array([[0.5, 0.02], [0.02, 0.99]]), 24, "A*: SE above alpha_first"),
+        (1e-4, np.diag([0.0, 0.5]), 32, "A, ridge grid (c < 0.05)"),
+    ]
+    for c, Q, n1d, what in cases:
+        t = {}
+        for who, mod, qs in (("before", old, OQS), ("after", new, QuadratureSettings)) * 2:
+            r, s = cpu(
+                lambda mod=mod, qs=qs, c=c, Q=Q, n1d=n1d: mod.channel_average(
+                    Q, c, mod.TeacherDraws(d.xi, d.U), qs(n1d=n1d), want_k1=True
+                )
+            )
+            t.setdefault(who, []).append(s)
+            t[who + "_r"] = r
+        b, f = min(t["before"]), min(t["after"])
+        dR = np.abs(t["after_r"]["R"] - t["before_r"]["R"]).max() / np.abs(t["before_r"]["R"]).max()
+        dK = abs(t["after_r"]["K1"] / t["before_r"]["K1"] - 1.0)
+        print(
+            f"[denoiser] {what}, c={c:g}, {len(d.xi)} draws, n1d={n1d} ({t['after_r']['method']}): "
+            f"{b:.3f} s -> {f:.3f} s ({b / f:.2f}x); max relative |R difference| {dR:.1e}, K1 {dK:.1e}"
+        )
+    # alpha_last's operator K at Q = 0 (the posterior covariance; R vanishes there by symmetry)
+    t = {}
+    for who, mod in (("before", submodule(a.before, "thresholds")), ("after", None)) * 2:
+        from smattn.p2.theory.thresholds import initial_operator
+
+        f_op = initial_operator if mod is None else mod.initial_operator
+        qs = QuadratureSettings if mod is None else OQS
+        k, s = cpu(lambda f_op=f_op, qs=qs: f_op(1.0, d, qs(n1d=32))[0])
+        t.setdefault(who, []).append(s)
+        t[who + "_K"] = k
+    b, f = min(t["before"]), min(t["after"])
+    dK = np.abs(t["after_K"] - t["before_K"]).max() / np.abs(t["before_K"]).max()
+    print(
+        f"[denoiser] A at Q = 0 (alpha_last's K), c=1, {len(d.xi)} draws, n1d=32: {b:.3f} s -> {f:.3f} s "
+        f"({b / f:.2f}x); max relative |K difference| {dK:.1e}"
+    )
+
+
+def _thresholds_pieces(T, QS, q2_grid, c, P, last_kw):
+    """Run p2_thresholds_c's computation with module T; returns {piece: (result, CPU s)}."""
+    quad = QS(n1d=P["n1d"])
+    fine = QS(n1d=int(1.5 * P["n1d"]), n_local=24)
+    grid = q2_grid(P["pd_q_points"], q_max=P["pd_q_max"])
+    out = {}
+    last, t = cpu(
+        lambda: T.alpha_last(c, quad, n_samples=P["pd_n_k"], seed=P["seed"], n_rep=P["pd_qmc_sets"], **last_kw)
+    )
+    n4 = last["n_used"] // 4
+    _, t_chk = cpu(
+        lambda: (
+            T.alpha_last(c, quad, n_samples=n4, seed=P["seed"], n_rep=P["pd_qmc_sets"]),
+            T.alpha_last(c, fine, n_samples=n4, seed=P["seed"], n_rep=P["pd_qmc_sets"]),
+        )
+    )
+    out["alpha_last"] = (last, t + t_chk)
+    for v, check in ((P["pd_v_reg"], fine), (0.0, None)):
+        out[f"alpha_first v_reg={v:g}"] = cpu(
+            lambda v=v, check=check: T.alpha_first_refined(
+                c, quad, q_grid=grid, v_reg=v, n_samples=P["pd_n_first"], n_rep=P["pd_qmc_sets"], seed=P["seed"] + 1,
+                last=last, quad_check=check,
+            )
+        )  # fmt: skip
+    out["literal"] = cpu(lambda: T.first_layer_literal(c, n_samples=P["pd_literal_samples"], seed=P["seed"] + 2))
+    return out
+
+
+def bench_thresholds(a):
+    from smattn.p2.theory import thresholds as new
+    from smattn.p2.theory.overlap_curves import q2_grid
+    from smattn.p2.theory.quadrature import QuadratureSettings
+
+    P = scale_params(a.scale)
+    if a.quick:
+        P.update(pd_n_k=4096, pd_n_first=1024, pd_q_points=10, pd_literal_samples=20000, n1d=16)
+    old = submodule(a.before, "thresholds")
+    OQS = submodule(a.before, "quadrature").QuadratureSettings
+    oq2 = submodule(a.before, "overlap_curves").q2_grid
+    tot_b = tot_a = 0.0
+    for c in a.c:
+        b = _thresholds_pieces(old, OQS, oq2, c, P, {})
+        f = _thresholds_pieces(new, QuadratureSettings, q2_grid, c, P, {"se_target": P["pd_last_se_target"]})
+        sb, sa = sum(t for _, t in b.values()), sum(t for _, t in f.values())
+        tot_b, tot_a = tot_b + sb, tot_a + sa
+        print(f"[thresholds] {a.scale} scale, c={c:g}: {sb:.1f} s -> {sa:.1f} s ({sb / sa:.1f}x)")
+        for k in b:
+            (rb, tb), (ra, ta) = b[k], f[k]
+            extra = ""
+            if k == "alpha_last":
+                extra = f", draws {rb['n_used']} -> {ra['n_used']} (se target {ra['se_target']:g})"
+            elif k.startswith("alpha_first"):
+                extra = (
+                    f", pooled evaluations {rb['n_evaluations']} -> {ra['n_evaluations']}, coarse points "
+                    f"{len(rb['coarse']['q2'])} -> {len(ra['coarse']['q2'])}, grid shift "
+                    f"{rb['alpha_grid_shift']:+.4f} -> {ra['alpha_grid_shift']:+.4f}"
+                )
+            se_b, se_a = (r.get("alpha_se", r["K_se"] / r["K"] ** 2) for r in (rb, ra))
+            print(
+                f"    {k:24s} {tb:6.1f} s -> {ta:6.1f} s; alpha {rb['alpha']:.5f} +- {se_b:.5f} -> "
+                f"{ra['alpha']:.5f} +- {se_a:.5f}{extra}"
+            )
+    if len(a.c) > 1:
+        print(f"[thresholds] {len(a.c)} values of c: {tot_b:.0f} s -> {tot_a:.0f} s ({tot_b / tot_a:.1f}x)")
+
+
+def bench_hypotheses(a):
+    """Every grid point's short run (the function both searches read), the scan's and the bisection's read-off from
+    it, whether the exceedance switches on once along the grid, and one short run before vs after."""
+    from smattn.p2.theory import phase_diagram_hypotheses as H
+    from smattn.p2.theory.quadrature import QuadratureSettings
+
+    P = scale_params(a.scale)
+    step = P["pd_hyp_alpha_step"] if a.estimator == "grid" else P["pd_hyp_authors_alpha_step"]
+    alphas = np.round(np.arange(step, P["pd_hyp_alpha_max"] + 1e-9, step), 10)
+    skips = a.c or (P["pd_hyp_skips"] if a.estimator == "grid" else P["pd_hyp_authors_skips"])
+    n, its = (20, 4) if a.quick else (P["pd_hyp_samples"], P["pd_hyp_iterations"])
+    quad = QuadratureSettings(n1d=P["gamp_n1d"])
+    kw = dict(n_samples=n, iterations=its, seed=P["seed"], v_reg=P["v_reg"], estimator=a.estimator)
+    old = submodule(a.before, "phase_diagram_hypotheses")
+    OQS = submodule(a.before, "quadrature").QuadratureSettings
+    for c in skips:
+        # every grid point (a level no run reaches makes the scan run them all)
+        full, t_all = cpu(lambda c=c: H.read_off_threshold(c, alphas, quad, search="scan", **{**kw, "level": 2.0}))
+        q11 = np.array(full["q11"])
+        above = q11 > P["pd_hyp_level"]
+        scan = alphas[np.argmax(above)] if above.any() else np.nan
+        once = bool(np.all(np.diff(above.astype(int)) >= 0))
+        bis = H.read_off_threshold(c, alphas, quad, level=P["pd_hyp_level"], **{k: v for k, v in kw.items()})
+        k_scan = int(np.argmax(above)) + 1 if above.any() else len(alphas)
+        per_run = t_all / len(alphas)
+        equal = bool(np.isnan(scan) and np.isnan(bis["alpha"]) or scan == bis["alpha"])
+        print(
+            f"[hypotheses] {a.scale} {a.estimator} c={c:g}: scan {scan:.2f} ({k_scan} runs), bisection "
+            f"{bis['alpha']:.2f} ({bis['evaluations']} runs), equal: {equal}; exceedance switches on once along the "
+            f"grid: {once}; {per_run:.1f} s per run (after)"
+        )
+        print(f"    final Q11 on the grid: {np.array2string(q11, precision=3, max_line_width=200)}")
+    # one short run before vs after (same seed, same numbers)
+    am = float(alphas[len(alphas) // 2])
+    run = dict(n_samples=n, iterations=its, seed=3, v_reg=P["v_reg"], estimator=a.estimator)
+    qb, tb = cpu(lambda: old.short_se_run(am, skips[0], OQS(n1d=P["gamp_n1d"]), **run))
+    qa, ta = cpu(lambda: H.short_se_run(am, skips[0], quad, **run))
+    print(
+        f"[hypotheses] one {a.estimator} short run at alpha={am:g}: {tb:.1f} s -> {ta:.1f} s ({tb / ta:.1f}x); "
+        f"max |Q difference| {np.abs(qa - qb).max():.1e}"
+    )
+
+
+def bench_project(a):
+    """P2 theory at paper scale from the rules' benchmark files (CPU s = s x threads is not what Snakemake records:
+    its tsv has cpu_time) where they exist."""
+    import csv
+
+    folder = Path(a.costs)
+    rows = []
+    for f in sorted(folder.glob("*.tsv")):
+        with f.open() as fh:
+            r = next(csv.DictReader(fh, delimiter="\t"))
+        rows.append((f.stem, float(r["s"]), float(r.get("cpu_time", "nan") or "nan")))
+    for name, s, cpu_s in rows:
+        print(f"[project] {name:32s} wall {s:8.1f} s  cpu {cpu_s:8.1f} s")
+    print(f"[project] total: wall {sum(r[1] for r in rows):.0f} s, cpu {sum(r[2] for r in rows):.0f} s")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["authors", "denoiser", "thresholds", "hypotheses", "project"])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--before", default=BEFORE)
+    ap.add_argument("--scale", default="paper", choices=["smoke", "laptop", "paper"])
+    ap.add_argument("--c", type=float, nargs="*", default=None)
+    ap.add_argument("--estimator", default="grid", choices=["grid", "authors"])
+    ap.add_argument("--costs", default="results/benchmarks/p2_theory")
+    a = ap.parse_args()
+    if a.what == "thresholds" and not a.c:
+        a.c = [1.0]
+    globals()[f"bench_{a.what}"](a)
