@@ -203,23 +203,38 @@ def bench_hypotheses(a):
     kw = dict(n_samples=n, iterations=its, seed=P["seed"], v_reg=P["v_reg"], estimator=a.estimator)
     old = submodule(a.before, "phase_diagram_hypotheses")
     OQS = submodule(a.before, "quadrature").QuadratureSettings
+    guess, runs = None, {"scan": 0, "bisect": 0, "guess": 0}
     for c in skips:
-        # every grid point (a level no run reaches makes the scan run them all)
+        # every grid point (a level no run reaches makes the scan run them all): the function every search reads
         full, t_all = cpu(lambda c=c: H.read_off_threshold(c, alphas, quad, search="scan", **{**kw, "level": 2.0}))
         q11 = np.array(full["q11"])
         above = q11 > P["pd_hyp_level"]
-        scan = alphas[np.argmax(above)] if above.any() else np.nan
         once = bool(np.all(np.diff(above.astype(int)) >= 0))
-        bis = H.read_off_threshold(c, alphas, quad, level=P["pd_hyp_level"], **{k: v for k, v in kw.items()})
-        k_scan = int(np.argmax(above)) + 1 if above.any() else len(alphas)
-        per_run = t_all / len(alphas)
-        equal = bool(np.isnan(scan) and np.isnan(bis["alpha"]) or scan == bis["alpha"])
+        found = {}
+        for name, g in (("scan", "scan"), ("bisect", None), ("guess", guess)):
+            seen = set()
+
+            def visit(i, seen=seen, above=above):
+                seen.add(i)
+                return bool(above[i])
+
+            if g == "scan":
+                i = next((i for i in range(len(alphas)) if visit(i)), None)
+            else:
+                gi = None if g is None else int(np.argmin(np.abs(alphas - g)))
+                i = H.first_exceedance(visit, len(alphas), gi)
+            found[name] = (np.nan if i is None else alphas[i], len(seen))
+            runs[name] += len(seen)
+        (scan, k_scan), (bis, k_bis), (gue, k_gue) = found["scan"], found["bisect"], found["guess"]
+        equal = all(np.isnan(scan) and np.isnan(v) or v == scan for v in (bis, gue))
         print(
-            f"[hypotheses] {a.scale} {a.estimator} c={c:g}: scan {scan:.2f} ({k_scan} runs), bisection "
-            f"{bis['alpha']:.2f} ({bis['evaluations']} runs), equal: {equal}; exceedance switches on once along the "
-            f"grid: {once}; {per_run:.1f} s per run (after)"
+            f"[hypotheses] {a.scale} {a.estimator} c={c:g}: scan {scan:.2f} ({k_scan} runs), bisection {bis:.2f} "
+            f"({k_bis} runs), bisection from the previous read-off {gue:.2f} ({k_gue} runs), equal: {equal}; "
+            f"exceedance switches on once along the grid: {once}; {t_all / len(alphas):.1f} s per run (after)"
         )
         print(f"    final Q11 on the grid: {np.array2string(q11, precision=3, max_line_width=200)}")
+        guess = scan if np.isfinite(scan) else guess
+    print(f"[hypotheses] short runs over {len(skips)} values of c: {runs}")
     # one short run before vs after (same seed, same numbers)
     am = float(alphas[len(alphas) // 2])
     run = dict(n_samples=n, iterations=its, seed=3, v_reg=P["v_reg"], estimator=a.estimator)

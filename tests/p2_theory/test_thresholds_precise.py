@@ -137,6 +137,12 @@ def test_bisection_read_off_equals_the_scan_when_the_exceedance_switches_on_once
     assert bis["search"] == "bisect" and bis["evaluations"] <= 1 + int(np.ceil(np.log2(len(alphas))))
     np.testing.assert_equal(bis["alpha"], scan["alpha"])
     np.testing.assert_equal(bis["alpha"], np.nan if switch is None else alphas[switch])
+    for g in range(len(alphas)):  # started from any guess: the same read-off; 2 runs from the right one
+        r = H.read_off_threshold(1.0, alphas, QUAD, guess=alphas[g] + 0.01, **kw)
+        np.testing.assert_equal(r["alpha"], scan["alpha"])
+        assert r["evaluations"] <= 2 * int(np.ceil(np.log2(len(alphas)))) + 2
+        if g == switch:
+            assert r["evaluations"] == (1 if g == 0 else 2)
     full = dict(
         zip(
             *(
