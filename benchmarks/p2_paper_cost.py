@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline_package import submodule  # noqa: E402
 
 BEFORE = "25fc591"  # the last commit before the P2 paper-scale savings
+P3_DRAWS = 2000  # teacher draws of the depth-3 SE at paper scale (l3_n_samples)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -103,6 +104,25 @@ def bench_denoiser(a):
         print(
             f"[denoiser] {what}, c={c:g}, {len(d.xi)} draws, n1d={n1d} ({t['after_r']['method']}): "
             f"{b:.3f} s -> {f:.3f} s ({b / f:.2f}x); max relative |R difference| {dR:.1e}, K1 {dK:.1e}"
+        )
+    # depth 3 (Fig. 3 left), the paper's size: before, the compiled JAX grid (the default then) and the NumPy path
+    d3 = new.draw_teacher(100 if a.quick else P3_DRAWS, 3, 0)
+    Q3 = np.diag([0.55, 0.55, 0.99])
+    t = {}
+    for who, mod, qs, be in (("before, JAX", old, OQS, "jax"), ("before, NumPy", old, OQS, "numpy")) * 2 + (
+        ("after, NumPy", new, QuadratureSettings, "numpy"),
+    ) * 2:
+        dd = mod.TeacherDraws(d3.xi, d3.U)
+        mod.channel_average(Q3, 1.0, mod.TeacherDraws(d3.xi[:8], d3.U[:8]), qs(n1d=8, backend=be))  # compile
+        r, s = cpu(lambda mod=mod, qs=qs, be=be, dd=dd: mod.channel_average(Q3, 1.0, dd, qs(n1d=8, backend=be)))
+        t.setdefault(who, []).append(s)
+        t[who + "_r"] = r
+    ref = t["before, NumPy_r"]["R"]
+    for who in ("before, JAX", "before, NumPy", "after, NumPy"):
+        dR = np.abs(t[who + "_r"]["R"] - ref).max() / np.abs(ref).max()
+        print(
+            f"[denoiser] depth 3, {len(d3.xi)} draws, 8^4 nodes x 2 signs, {who}: {min(t[who]):.2f} s "
+            f"(max relative |R difference| to the NumPy reference {dR:.1e})"
         )
     # alpha_last's operator K at Q = 0 (the posterior covariance; R vanishes there by symmetry)
     t = {}

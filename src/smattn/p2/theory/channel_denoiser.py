@@ -30,7 +30,6 @@ from multiprocessing import get_context
 import numpy as np
 
 from .attention_link import (
-    apply_skip_matrix,
     check_skip,
     preimage,
     skip_matrix_det,
@@ -45,7 +44,8 @@ __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisati
 
 PRIOR_SHARE = 0.2  # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
-_L2_BLOCK = 49_152  # L = 2: (sample, node) pairs per block of _moments_l2 (speed only: every sample is independent)
+_L2_BLOCK = 12_288  # L = 2: (sample, node) pairs per block of _moments_l2: arrays of ~100 kB (cache; speed only)
+_L3_BLOCK = 8_192  # L = 3, NumPy backend: the same for _moments_depth3 (its ~30 arrays of a block fit in L2)
 
 
 @dataclass
@@ -311,61 +311,84 @@ def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d):
 
     The two branches z3 = +-B^{-1}x have the same (z1, z2) and Jacobian, and their quadratic forms differ only in
     the terms linear in z3: quad_s = A + s B.  With the branch weights w_+, w_- the moments follow from the sums
-    W = w_+ + w_- (even in z3) and Delta = w_+ - w_- (odd in z3), without building the configuration array
-    (about 2.5x faster than building it, which this replaced).  x: (m, 2); omega: (m, 3, 2); P = V^{-1} (3, 3);
-    sd: (3,) proposal scales; u: (G, 4) nodes; lwp: (G,) node log-weights.
+    W = w_+ + w_- (even in z3) and Delta = w_+ - w_- (odd in z3), without building the configuration array.
+    The chunk is processed in blocks of about _L3_BLOCK (sample, node) pairs that stay in the cache, each
+    coordinate as its own (m, G) array, and the moments are row-wise dot products.  x: (m, 2); omega: (m, 3, 2);
+    P = V^{-1} (3, 3); sd: (3,) proposal scales; u: (G, 4) nodes; lwp: (G,) node log-weights.
     Returns mean (m, 3, 2), cov (m, 6, 6), log_norm (m,), ess (m,).
     """
     m = x.shape[0]
-    z1 = omega[:, None, 0, :] + sd[0] * u[None, :, 0:2]  # (m, G, 2)
-    z2 = omega[:, None, 1, :] + sd[1] * u[None, :, 2:4]
-    a2 = apply_skip_matrix(z1, z2, c)
-    y1, ld1 = _apply_Ainv(a2, np.broadcast_to(x[:, None, :], z1.shape), c)
-    z3, ld2 = _apply_Ainv(z1, y1, c)
-    D1, D2 = z1 - omega[:, None, 0, :], z2 - omega[:, None, 1, :]
-    w3 = omega[:, None, 2, :]
+    out = np.empty((m, 3, 2)), np.empty((m, 6, 6)), np.empty(m), np.empty(m)
+    per = max(1, _L3_BLOCK // u.shape[0])
+    for i0 in range(0, m, per):
+        b = slice(i0, min(m, i0 + per))
+        for arr, val in zip(out, _moments_depth3_block(x[b], omega[b], P, sd, u, lwp, c), strict=True):
+            arr[b] = val
+    if not np.all(np.isfinite(out[2])):
+        bad = int(np.sum(~np.isfinite(out[2])))
+        raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d")
+    return out
 
-    def dot(a, b):
-        return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
 
-    lin = P[0, 2] * D1 + P[1, 2] * D2  # (m, G, 2)
+def _moments_depth3_block(x, omega, P, sd, u, lwp, c):
+    """One cache-sized block of _moments_depth3 (a sample without an admissible node gets log_norm -inf)."""
+    m = x.shape[0]
+    z10, z11 = omega[:, None, 0, 0] + sd[0] * u[None, :, 0], omega[:, None, 0, 1] + sd[0] * u[None, :, 1]
+    z20, z21 = omega[:, None, 1, 0] + sd[1] * u[None, :, 2], omega[:, None, 1, 1] + sd[1] * u[None, :, 3]
+    z1 = np.stack([z10, z11], axis=-1)
+    p1, q1 = softmax_entries(z1)
+    # a2 = A_c(z1) z2, y1 = A_c(a2)^{-1} x, z3 = A_c(z1)^{-1} y1 (the + branch), det B = det A_c(a2) det A_c(z1)
+    p2, q2 = softmax_entries(np.stack([(1.0 - p1 + c) * z20 + p1 * z21, q1 * z20 + (1.0 - q1 + c) * z21], axis=-1))
+    j00, j01, j10, j11 = skip_matrix_inverse(p2, q2, c)
+    x0, x1 = x[:, None, 0], x[:, None, 1]
+    y0, y1 = j00 * x0 + j01 * x1, j10 * x0 + j11 * x1
+    i00, i01, i10, i11 = skip_matrix_inverse(p1, q1, c)
+    z30, z31 = i00 * y0 + i01 * y1, i10 * y0 + i11 * y1
+    off = lwp[None, :] - np.log(skip_matrix_det(p1, q1, c) * skip_matrix_det(p2, q2, c))
+    d10, d11 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
+    d20, d21 = z20 - omega[:, None, 1, 0], z21 - omega[:, None, 1, 1]
+    w30, w31 = omega[:, None, 2, 0], omega[:, None, 2, 1]
+    l0, l1 = P[0, 2] * d10 + P[1, 2] * d20, P[0, 2] * d11 + P[1, 2] * d21
     A = (
-        P[0, 0] * dot(D1, D1)
-        + 2.0 * P[0, 1] * dot(D1, D2)
-        + P[1, 1] * dot(D2, D2)
-        - 2.0 * dot(lin, w3)
-        + P[2, 2] * (dot(z3, z3) + dot(w3, w3))
+        P[0, 0] * (d10 * d10 + d11 * d11)
+        + 2.0 * P[0, 1] * (d10 * d20 + d11 * d21)
+        + P[1, 1] * (d20 * d20 + d21 * d21)
+        - 2.0 * (l0 * w30 + l1 * w31)
+        + P[2, 2] * (z30 * z30 + z31 * z31 + (w30 * w30 + w31 * w31))
     )
-    B = 2.0 * dot(lin, z3) - 2.0 * P[2, 2] * dot(z3, w3)
-    off = lwp[None, :] - (ld1 + ld2)
-    lp = off - 0.5 * (A + B)
-    lm = off - 0.5 * (A - B)
+    B = 2.0 * (l0 * z30 + l1 * z31) - 2.0 * P[2, 2] * (z30 * w30 + z31 * w31)
+    lp, lm = off - 0.5 * (A + B), off - 0.5 * (A - B)
     lp[np.isnan(lp)] = -np.inf
     lm[np.isnan(lm)] = -np.inf
     mx = np.maximum(np.max(lp, axis=1), np.max(lm, axis=1))[:, None]
-    if not np.all(np.isfinite(mx)):
-        bad = int(np.sum(~np.isfinite(mx)))
-        raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d")
-    wp, wm = np.exp(lp - mx), np.exp(lm - mx)
+    safe = np.where(np.isfinite(mx), mx, 0.0)
+    wp, wm = np.exp(lp - safe), np.exp(lm - safe)
     tot = (wp.sum(axis=1) + wm.sum(axis=1))[:, None]
-    wp /= tot
-    wm /= tot
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wp /= tot
+        wm /= tot
     W, Dw = wp + wm, wp - wm
-    Y = np.concatenate([z1, z2], axis=-1)  # (m, G, 4)
-    m12 = np.einsum("ng,ngk->nk", W, Y)
-    m3 = np.einsum("ng,ngk->nk", Dw, z3)
+    even, odd = (z10, z11, z20, z21), (z30, z31)  # flat index a*2 + t: z1, z2 even in the sign, z3 odd
+    We, Do = [W * v for v in even], [Dw * v for v in odd]
+    mu = np.concatenate([np.stack([a.sum(axis=1) for a in We], 1), np.stack([a.sum(axis=1) for a in Do], 1)], 1)
     S = np.empty((m, 6, 6))
-    S[:, 0:4, 0:4] = np.matmul(np.swapaxes(Y * W[..., None], 1, 2), Y)
-    S[:, 0:4, 4:6] = np.matmul(np.swapaxes(Y * Dw[..., None], 1, 2), z3)
-    S[:, 4:6, 0:4] = np.swapaxes(S[:, 0:4, 4:6], 1, 2)
-    S[:, 4:6, 4:6] = np.matmul(np.swapaxes(z3 * W[..., None], 1, 2), z3)
-    mu = np.concatenate([m12, m3], axis=1)
-    return (
-        mu.reshape(m, 3, 2),
-        S - mu[:, :, None] * mu[:, None, :],
-        (mx + np.log(tot))[:, 0],
-        1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
-    )
+    for i in range(4):
+        for j in range(i, 4):
+            S[:, i, j] = np.einsum("ng,ng->n", We[i], even[j])
+        for j in range(2):
+            S[:, i, 4 + j] = np.einsum("ng,ng->n", Do[j], even[i])
+    S[:, 4, 4] = np.einsum("ng,ng->n", W * z30, z30)
+    S[:, 4, 5] = np.einsum("ng,ng->n", W * z30, z31)
+    S[:, 5, 5] = np.einsum("ng,ng->n", W * z31, z31)
+    iu = np.triu_indices(6, 1)
+    S[:, iu[1], iu[0]] = S[:, iu[0], iu[1]]
+    with np.errstate(invalid="ignore"):
+        return (
+            mu.reshape(m, 3, 2),
+            S - mu[:, :, None] * mu[:, None, :],
+            np.where(np.isfinite(mx), mx + np.log(tot), -np.inf)[:, 0],
+            1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
+        )
 
 
 def _depth3_block(x, omega, P, sd, u, lwp, c, n1d, backend, per):
