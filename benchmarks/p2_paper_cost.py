@@ -8,7 +8,7 @@ Times are CPU seconds of this process (time.process_time), which a shared machin
     python benchmarks/p2_paper_cost.py denoiser     # one L = 2 channel average, before vs after (A, A*, ridge grid)
     python benchmarks/p2_paper_cost.py thresholds [--scale paper] [--c 1 4]   # p2_thresholds_c, piece by piece
     python benchmarks/p2_paper_cost.py hypotheses [--scale laptop] [--estimator grid] [--c 1]  # read-off search
-    python benchmarks/p2_paper_cost.py project [--costs results/benchmarks/p2_theory]  # P2 theory at paper scale
+    python benchmarks/p2_paper_cost.py project     # these rules at paper scale, projected from measured unit costs
 Options: --quick (small sizes: a smoke check of the script itself).
 """
 
@@ -199,7 +199,7 @@ def bench_thresholds(a):
                     f"{len(rb['coarse']['q2'])} -> {len(ra['coarse']['q2'])}, grid shift "
                     f"{rb['alpha_grid_shift']:+.4f} -> {ra['alpha_grid_shift']:+.4f}"
                 )
-            se_b, se_a = (r.get("alpha_se", r["K_se"] / r["K"] ** 2) for r in (rb, ra))
+            se_b, se_a = (r["alpha_se"] if "alpha_se" in r else r["K_se"] / r["K"] ** 2 for r in (rb, ra))
             print(
                 f"    {k:24s} {tb:6.1f} s -> {ta:6.1f} s; alpha {rb['alpha']:.5f} +- {se_b:.5f} -> "
                 f"{ra['alpha']:.5f} +- {se_a:.5f}{extra}"
@@ -267,19 +267,73 @@ def bench_hypotheses(a):
 
 
 def bench_project(a):
-    """P2 theory at paper scale from the rules' benchmark files (CPU s = s x threads is not what Snakemake records:
-    its tsv has cpu_time) where they exist."""
-    import csv
+    """P2 theory rules of this task at paper scale, projected from unit costs measured here (CPU s) and the counts
+    of the paper configuration; before: the same units with the earlier commit's code and the earlier counts."""
+    from smattn.p2.theory import authors_estimator as AE
+    from smattn.p2.theory import state_evolution as SE
+    from smattn.p2.theory.phase_diagram_hypotheses import short_se_run
+    from smattn.p2.theory.quadrature import QuadratureSettings
 
-    folder = Path(a.costs)
-    rows = []
-    for f in sorted(folder.glob("*.tsv")):
-        with f.open() as fh:
-            r = next(csv.DictReader(fh, delimiter="\t"))
-        rows.append((f.stem, float(r["s"]), float(r.get("cpu_time", "nan") or "nan")))
-    for name, s, cpu_s in rows:
-        print(f"[project] {name:32s} wall {s:8.1f} s  cpu {cpu_s:8.1f} s")
-    print(f"[project] total: wall {sum(r[1] for r in rows):.0f} s, cpu {sum(r[2] for r in rows):.0f} s")
+    P = scale_params("paper")
+    old_se = submodule(a.before, "state_evolution")
+    OQS = submodule(a.before, "quadrature").QuadratureSettings
+    old_h = submodule(a.before, "phase_diagram_hypotheses")
+    n = 256 if a.quick else 2048
+    d = SE.draw_teacher_qmc(int(np.log2(n)), 2, 1)
+    unit = {}
+    for who, mod, qs in (("before", old_se, OQS), ("after", SE, QuadratureSettings)):
+        dd = mod.TeacherDraws(d.xi, d.U)
+        for name, Q in (("A", np.diag([0.0, 0.7])), ("A*", np.diag([0.0, 0.975])), ("K", np.zeros((2, 2)))):
+            f = lambda mod=mod, qs=qs, dd=dd, Q=Q: mod.channel_average(  # noqa: E731
+                Q, 1.0, dd, qs(n1d=P["n1d"]), want_k1=True, v_reg=1e-3
+            )
+            unit[who, name] = min(cpu(f)[1] for _ in range(2)) * 2048 / n
+    its, m = (4, 20) if a.quick else (P["pd_hyp_iterations"], P["pd_hyp_samples"])
+    for who, mod, qs in (("before", old_h, OQS), ("after", None, QuadratureSettings)):
+        run = short_se_run if mod is None else mod.short_se_run
+        kw = dict(n_samples=m, iterations=its, seed=3, v_reg=P["v_reg"])
+        unit[who, "grid run"] = cpu(lambda run=run, qs=qs, kw=kw: run(0.9, 1.0, qs(n1d=P["gamp_n1d"]), **kw))[1]
+    x2 = np.random.default_rng(0).standard_normal((m, 2, 2))
+    x3 = np.random.default_rng(0).standard_normal((20 if a.quick else P["l3_authors_n_samples"], 3, 2))
+    for kernel, who in (("direct", "before"), ("fused", "after")):
+        s = AE.AuthorsSettings(kernel=kernel)
+        for name, Q, x, k in (
+            ("authors run", np.diag([0.2, 0.97]), x2, its),
+            ("authors L3 iteration", np.diag([0.55, 0.55, 0.996]), x3, 1),
+        ):
+            f = lambda s=s, Q=Q, x=x: AE.authors_channel_average(Q, 1.0, x, x, np.random.default_rng(1), settings=s)  # noqa: E731
+            unit[who, name] = cpu(f)[1] * k
+    for k, v in sorted(unit.items()):
+        print(f"[project] unit {k[1]:22s} {k[0]:6s} {v:8.2f} s")
+    # counts: thresholds per c (paper configuration; alpha_last draws: cap before, typical SE-sized after)
+    n_skips = 16
+    coarse, evals = P["pd_q_points"] - 5, 7  # coarse points before the crossing; pooled evaluations (measured)
+    sets = P["pd_n_first"] // 2048  # a pooled evaluation is `sets` units of 2048 draws
+
+    def thresholds(who, k_draws, coarse_pts, check_share):
+        u = lambda name: unit[who, name]  # noqa: E731
+        first = coarse_pts * 0.7 * u("A") + coarse_pts * 0.3 * u("A*") + evals * sets * u("A*")
+        last = k_draws / 2048 * u("K") * (1.0 + 3.25 / 4)
+        check = (1.0 + 2.5) * sets * check_share * u("A*")
+        return last + 2 * first + check
+
+    th_b = thresholds("before", P["pd_n_k"], P["pd_q_points"], 1.0)
+    th_a = thresholds("after", 65536, coarse, 0.25)
+    runs_b = (len(P["pd_hyp_skips"]) * 20, len(P["pd_hyp_authors_skips"]) * 20)  # scans: ~20 of 24 grid points
+    runs_a = (len(P["pd_hyp_skips"]) * 4, len(P["pd_hyp_authors_skips"]) * 4)  # bisection from a guess: 2-6
+    hyp_b = runs_b[0] * unit["before", "grid run"] + runs_b[1] * unit["before", "authors run"]
+    hyp_a = runs_a[0] * unit["after", "grid run"] + runs_a[1] * unit["after", "authors run"]
+    l3 = len(P["l3_authors_alphas"]) * P["l3_authors_iterations"]
+    l3_b, l3_a = (l3 * unit[w, "authors L3 iteration"] for w in ("before", "after"))
+    rows = [
+        (f"p2_thresholds_c x {n_skips}", n_skips * th_b, n_skips * th_a),
+        ("p2_pd_hypotheses", hyp_b, hyp_a),
+        ("p2_l3_authors_estimator", l3_b, l3_a),
+    ]
+    for name, b, f in rows:
+        print(f"[project] {name:28s} {b / 60:6.1f} -> {f / 60:6.1f} CPU-min ({b / f:.1f}x)")
+    tb, ta = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    print(f"[project] these rules at paper scale: {tb / 60:.1f} -> {ta / 60:.1f} CPU-min")
 
 
 if __name__ == "__main__":
@@ -290,7 +344,6 @@ if __name__ == "__main__":
     ap.add_argument("--scale", default="paper", choices=["smoke", "laptop", "paper"])
     ap.add_argument("--c", type=float, nargs="*", default=None)
     ap.add_argument("--estimator", default="grid", choices=["grid", "authors"])
-    ap.add_argument("--costs", default="results/benchmarks/p2_theory")
     a = ap.parse_args()
     if a.what == "thresholds" and not a.c:
         a.c = [1.0]

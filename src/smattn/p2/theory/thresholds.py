@@ -310,6 +310,25 @@ def _grid_bracket(grid, q_first, h_at):
     return None
 
 
+def _probe_bracket(q_c, grid, h_at, tries: int = 6):
+    """A bracket (lo, hi) of the pooled root, pooled h(lo) < 0 <= h(hi), from the coarse root q_c: h at q_c, then
+    at q_c -+ delta towards the sign change, delta = (1 - q_c) / 10 doubling while the sign stays (within the
+    grid's range); None if it does not change sign there."""
+    lo_lim, hi_lim = float(grid[0]), float(grid[-1])
+    q0 = float(np.clip(q_c, lo_lim, hi_lim))
+    a, delta = h_at(q0)["h"], 0.1 * (1.0 - q0)
+    step = 1.0 if a < 0 else -1.0
+    for _ in range(tries):
+        q1 = float(np.clip(q0 + step * delta, lo_lim, hi_lim))
+        if q1 == q0:
+            return None
+        b = h_at(q1)["h"]
+        if (a < 0) != (b < 0):
+            return (q0, q1) if step > 0 else (q1, q0)
+        q0, a, delta = q1, b, 2.0 * delta
+    return None
+
+
 def _refine(h_at, cache, qa, qb, q_tol, max_refine):
     """Root of the pooled h in (qa, qb) by SciPy's TOMS 748 to q_tol, and the tightest evaluated bracket around it.
 
@@ -323,7 +342,7 @@ def _refine(h_at, cache, qa, qb, q_tol, max_refine):
 
 def _linearised_root(a: dict, b: dict, wa: dict, wb: dict, n_rep: int) -> dict:
     """alpha_first and its error bar from pooled branch points: a, b the tightest evaluated bracket of the root
-    (h(a) < 0 <= h(b)), wa, wb a wider one (the grid interval the refinement started from).
+    (h(a) < 0 <= h(b)), wa, wb a wider one (the bracket the refinement started from).
 
     The root q* of the linear interpolation of h in (a, b), with alpha, K1 and the per-scrambling alpha_r, h_r
     interpolated there; per scrambling r the linearised root alpha_r(q*) - alpha'(q*) h_r(q*) / h'(q*), and the
@@ -368,7 +387,7 @@ def alpha_first_refined(
     n_rep: int = 8,
     seed: int = 0,
     last: dict | None = None,
-    q_tol: float = 1e-4,
+    q_tol: float = 3e-4,
     max_refine: int = 12,
     quad_check: QuadratureSettings | None = None,
     check_share: float = 0.25,
@@ -380,10 +399,12 @@ def alpha_first_refined(
        sign change of h(q2) = alpha(q2) K1(q2) - 1 (alpha_first; the end point q2 = 0 of the branch is added when
        last, the alpha_last record, is given);
     2. refine: the root of h averaged over all n_rep scramblings (about n_samples draws in all, common to every
-       q2) by SciPy's TOMS 748 (scipy.optimize.toms748) to q_tol, starting from the grid interval of step 1,
-       moved along q_grid if the pooled h does not change sign there;
+       q2) by SciPy's TOMS 748 (scipy.optimize.toms748) to q_tol, in a bracket found by probing from the coarse
+       root q_c by steps of (1 - q_c)/10, 2 (1 - q_c)/10, ... (_probe_bracket), else in the grid interval of step
+       1 moved along q_grid until the pooled h changes sign (q_tol 3e-4: the linear interpolation of step 3 in a
+       bracket that wide moves alpha by ~1e-5, against a standard error of a few 1e-3);
     3. error bar: per scrambling r, the linearised root alpha_r(q*) - alpha'(q*) h_r(q*) / h'(q*) (secant slopes
-       of the pooled curve over the grid interval of step 2, see _linearised_root); the standard error is their
+       of the pooled curve over the bracket of step 2, see _linearised_root); the standard error is their
        spread / sqrt(n_rep);
     4. quadrature check (if quad_check is given): h at the root with quad and with quad_check on the same draws (the
        first check_share of every set); alpha_grid_shift = -alpha'(q*) dh / h'(q*) is the move of the threshold
@@ -431,7 +452,7 @@ def alpha_first_refined(
                 bar.set_postfix(q2=f"{q:.6f}", h=f"{cache[q]['h']:.1e}", refresh=False)
         return cache[q]
 
-    bracket = _grid_bracket(q_grid, first["q2"], h_at)
+    bracket = _probe_bracket(first["q2"], q_grid, h_at) or _grid_bracket(q_grid, first["q2"], h_at)
     if bracket is None:
         if bar is not None:
             bar.close()
