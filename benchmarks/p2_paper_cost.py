@@ -8,6 +8,7 @@ Times are CPU seconds of this process (time.process_time), which a shared machin
     python benchmarks/p2_paper_cost.py denoiser     # one L = 2 channel average, before vs after (A, A*, ridge grid)
     python benchmarks/p2_paper_cost.py thresholds [--scale paper] [--c 1 4]   # p2_thresholds_c, piece by piece
     python benchmarks/p2_paper_cost.py hypotheses [--scale laptop] [--estimator grid] [--c 1]  # read-off search
+    python benchmarks/p2_paper_cost.py slopes      # alpha_first's error bar: slopes over narrow and wide brackets
     python benchmarks/p2_paper_cost.py project     # these rules at paper scale, projected from measured unit costs
 Options: --quick (small sizes: a smoke check of the script itself).
 """
@@ -26,6 +27,7 @@ from baseline_package import submodule  # noqa: E402
 
 BEFORE = "25fc591"  # the last commit before the P2 paper-scale savings
 P3_DRAWS = 2000  # teacher draws of the depth-3 SE at paper scale (l3_n_samples)
+D3_ITERATIONS = 679  # SE iterations of the depth-3 sweep at paper scale, all 16 alphas (docs/p2_theory.md, Depth 3)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -266,6 +268,33 @@ def bench_hypotheses(a):
     )
 
 
+def bench_slopes(a):
+    """Why alpha_first's error bar takes its slopes over a wide bracket: the pooled h(q2) near the root at laptop
+    sizes (c = 1, v_reg 1e-3, 8 sets of 512 draws), its secants on a 2e-6 grid, and the error bar with the
+    slopes over brackets of several widths (the earlier code used the final bracket of its refinement, ~5e-6)."""
+    from smattn.p2.theory import thresholds as T
+    from smattn.p2.theory.quadrature import QuadratureSettings
+    from smattn.p2.theory.state_evolution import draw_teacher_qmc
+
+    quad = QuadratureSettings(n1d=24)
+    reps = [draw_teacher_qmc(6 if a.quick else 9, 2, s) for s in np.random.SeedSequence(1).spawn(8)]
+    point = lambda q: T.branch_point(q, 1.0, reps, quad, 1e-3)  # noqa: E731
+    grid, n = np.linspace(0.9, 0.99, 10), 8 * len(reps[0].xi)
+    root = T.alpha_first_refined(1.0, quad, q_grid=grid, v_reg=1e-3, n_samples=n, seed=1)["q2"]
+    qs = root + np.arange(-5, 6) * 2e-6
+    h = np.array([point(q)["h"] for q in qs])
+    print(
+        f"[slopes] pooled h on a 2e-6 grid around q2* = {root:.6f}: secants {np.round(np.diff(h) / 2e-6, 1).tolist()}"
+    )
+    for w in (5e-6, 1e-4, 1e-3, 5e-3):
+        lo, hi = point(root - w / 2), point(root + w / 2)
+        r = T.linearised_root(lo, hi, lo, hi, len(reps))
+        print(
+            f"[slopes] bracket width {w:.0e}: h' = {r['slopes'][0]:.1f}, alpha_first {r['alpha']:.5f} "
+            f"+- {r['alpha_se']:.5f}"
+        )
+
+
 def bench_project(a):
     """P2 theory rules of this task at paper scale, projected from unit costs measured here (CPU s) and the counts
     of the paper configuration; before: the same units with the earlier commit's code and the earlier counts."""
@@ -303,6 +332,13 @@ def bench_project(a):
         ):
             f = lambda s=s, Q=Q, x=x: AE.authors_channel_average(Q, 1.0, x, x, np.random.default_rng(1), settings=s)  # noqa: E731
             unit[who, name] = cpu(f)[1] * k
+    d3 = SE.draw_teacher(100 if a.quick else P["l3_n_samples"], 3, 0)
+    for who, mod, qs, be in (("before", old_se, OQS, "jax"), ("after", SE, QuadratureSettings, "numpy")):
+        dd = mod.TeacherDraws(d3.xi, d3.U)
+        g = qs(n1d=P["l3_n1d"], backend=be)
+        mod.channel_average(np.diag([0.55, 0.55, 0.99]), 1.0, mod.TeacherDraws(d3.xi[:8], d3.U[:8]), g)  # compile
+        f = lambda mod=mod, dd=dd, g=g: mod.channel_average(np.diag([0.55, 0.55, 0.99]), 1.0, dd, g, v_reg=1e-3)  # noqa: E731
+        unit[who, "depth-3 SE iteration"] = min(cpu(f)[1] for _ in range(2))
     for k, v in sorted(unit.items()):
         print(f"[project] unit {k[1]:22s} {k[0]:6s} {v:8.2f} s")
     # counts: thresholds per c (paper configuration; alpha_last draws: cap before, typical SE-sized after)
@@ -325,10 +361,12 @@ def bench_project(a):
     hyp_a = runs_a[0] * unit["after", "grid run"] + runs_a[1] * unit["after", "authors run"]
     l3 = len(P["l3_authors_alphas"]) * P["l3_authors_iterations"]
     l3_b, l3_a = (l3 * unit[w, "authors L3 iteration"] for w in ("before", "after"))
+    se3 = D3_ITERATIONS * unit["before", "depth-3 SE iteration"], D3_ITERATIONS * unit["after", "depth-3 SE iteration"]
     rows = [
         (f"p2_thresholds_c x {n_skips}", n_skips * th_b, n_skips * th_a),
         ("p2_pd_hypotheses", hyp_b, hyp_a),
         ("p2_l3_authors_estimator", l3_b, l3_a),
+        (f"p2_fig3_left's SE sweep ({D3_ITERATIONS} it.)", *se3),
     ]
     for name, b, f in rows:
         print(f"[project] {name:28s} {b / 60:6.1f} -> {f / 60:6.1f} CPU-min ({b / f:.1f}x)")
@@ -338,7 +376,7 @@ def bench_project(a):
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["authors", "denoiser", "thresholds", "hypotheses", "project"])
+    ap.add_argument("what", choices=["authors", "denoiser", "thresholds", "hypotheses", "slopes", "project"])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--before", default=BEFORE)
     ap.add_argument("--scale", default="paper", choices=["smoke", "laptop", "paper"])

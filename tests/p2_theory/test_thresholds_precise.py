@@ -7,7 +7,7 @@ from smattn.p2.theory.phase_diagram_hypotheses import read_off_threshold
 from smattn.p2.theory.phase_diagram_report import phase_diagram_report
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import draw_teacher_qmc
-from smattn.p2.theory.thresholds import _linearised_root, alpha_first_refined, alpha_last, phase_two_curve, qmc_plan
+from smattn.p2.theory.thresholds import alpha_first_refined, alpha_last, linearised_root, phase_two_curve, qmc_plan
 
 QUAD = QuadratureSettings(n1d=16)
 
@@ -77,13 +77,13 @@ def test_error_bar_takes_the_slopes_over_the_wide_bracket():
     qs = q_r.mean()
     a, b = point(qs - 4e-6), point(qs + 4e-6, jump=3e-4)  # tight bracket with a jump of the rule between them
     wa, wb = point(q0 - 5e-3), point(q0 + 5e-3)
-    r = _linearised_root(a, b, wa, wb, len(q_r))
+    r = linearised_root(a, b, wa, wb, len(q_r))
     expect = D * q_r.std(ddof=1) / np.sqrt(len(q_r))
     assert r["alpha_se"] == pytest.approx(expect, rel=1e-9)
     # up to a common shift of at most D/S times the jump (where the root is placed inside the tight bracket)
     np.testing.assert_allclose(r["alpha_reps"], A0 + D * (q_r - q0), rtol=0, atol=D / S * 3e-4)
     np.testing.assert_allclose(np.diff(r["alpha_reps"]), np.diff(D * q_r), rtol=1e-9, atol=1e-12)
-    assert _linearised_root(a, b, a, b, len(q_r))["alpha_se"] != pytest.approx(expect, rel=0.05)
+    assert linearised_root(a, b, a, b, len(q_r))["alpha_se"] != pytest.approx(expect, rel=0.05)
 
 
 def test_refined_alpha_first_is_a_root_with_an_error_bar():

@@ -36,6 +36,8 @@ __all__ = [
     "phase_two_curve",
     "alpha_first",
     "alpha_first_refined",
+    "branch_point",
+    "linearised_root",
     "Thresholds",
     "thresholds",
 ]
@@ -252,7 +254,7 @@ def alpha_first(curve: dict, alpha_last: float | None = None, K11: float | None 
     return {"alpha": float(a), "q2": float(q), "found": True}
 
 
-def _branch_point(q: float, c: float, reps, quad: QuadratureSettings, v_reg: float) -> dict:
+def branch_point(q: float, c: float, reps, quad: QuadratureSettings, v_reg: float) -> dict:
     """alpha(q2), K1(q2) and h = alpha K1 - 1 at one q2: pooled over the scramblings and per scrambling."""
     avgs = [channel_average(np.diag([0.0, q]), c, d, quad, want_k1=True, v_reg=v_reg) for d in reps]
     R2 = np.array([a["R"][1, 1] for a in avgs])
@@ -340,7 +342,7 @@ def _refine(h_at, cache, qa, qb, q_tol, max_refine):
     return u, v, bool(info.converged)
 
 
-def _linearised_root(a: dict, b: dict, wa: dict, wb: dict, n_rep: int) -> dict:
+def linearised_root(a: dict, b: dict, wa: dict, wb: dict, n_rep: int) -> dict:
     """alpha_first and its error bar from pooled branch points: a, b the tightest evaluated bracket of the root
     (h(a) < 0 <= h(b)), wa, wb a wider one (the bracket the refinement started from).
 
@@ -404,7 +406,7 @@ def alpha_first_refined(
        1 moved along q_grid until the pooled h changes sign (q_tol 3e-4: the linear interpolation of step 3 in a
        bracket that wide moves alpha by ~1e-5, against a standard error of a few 1e-3);
     3. error bar: per scrambling r, the linearised root alpha_r(q*) - alpha'(q*) h_r(q*) / h'(q*) (secant slopes
-       of the pooled curve over the bracket of step 2, see _linearised_root); the standard error is their
+       of the pooled curve over the bracket of step 2, see linearised_root); the standard error is their
        spread / sqrt(n_rep);
     4. quadrature check (if quad_check is given): h at the root with quad and with quad_check on the same draws (the
        first check_share of every set); alpha_grid_shift = -alpha'(q*) dh / h'(q*) is the move of the threshold
@@ -446,7 +448,7 @@ def alpha_first_refined(
     def h_at(q):
         q = float(q)
         if q not in cache:
-            cache[q] = _branch_point(q, c, reps, quad, v_reg)
+            cache[q] = branch_point(q, c, reps, quad, v_reg)
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(q2=f"{q:.6f}", h=f"{cache[q]['h']:.1e}", refresh=False)
@@ -469,14 +471,14 @@ def alpha_first_refined(
     qa, qb, converged = _refine(h_at, cache, *bracket, q_tol, max_refine)
     if bar is not None:
         bar.close()
-    root = _linearised_root(cache[qa], cache[qb], cache[bracket[0]], cache[bracket[1]], n_rep)
+    root = linearised_root(cache[qa], cache[qb], cache[bracket[0]], cache[bracket[1]], n_rep)
     dh, dal = root.pop("slopes")
     shift = float("nan")
     if quad_check is not None:
         m = max(2, int(check_share * 2**log2_n))
         sub = [TeacherDraws(d.xi[:m], d.U[:m]) for d in reps]
-        h0 = _branch_point(root["q2"], c, sub, quad, v_reg)["h"]
-        h1 = _branch_point(root["q2"], c, sub, quad_check, v_reg)["h"]
+        h0 = branch_point(root["q2"], c, sub, quad, v_reg)["h"]
+        h1 = branch_point(root["q2"], c, sub, quad_check, v_reg)["h"]
         shift = float(-dal * (h1 - h0) / dh)
     return _first_result(
         base,
