@@ -51,6 +51,7 @@ ALL_METRICS = [
     rules.p2_fig1_left.output.metrics,
     rules.p2_fig1_right.output.metrics,
     rules.p2_fig3_left.output.metrics,
+    rules.p2_fig5.output.metrics,
     rules.p2_se_crosscheck.output.metrics,
     rules.p2_fig2_left.output.metrics,
     rules.p2_gamp_growth.output.metrics,

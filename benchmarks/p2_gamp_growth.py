@@ -33,6 +33,7 @@ def main():
     ap.add_argument("--damping", type=float, default=0.8)
     ap.add_argument("--v-reg", type=float, default=1e-3)
     ap.add_argument("--onsager-v-reg", action="store_true", help="Onsager term with C_hat + v_reg I")
+    ap.add_argument("--onsager", choices=["damped", "latest"], default="damped", help="see run_gamp")
     ap.add_argument(
         "--off",
         type=float,
@@ -65,6 +66,7 @@ def main():
             damping=a.damping,
             v_reg=a.v_reg,
             onsager_v_reg=a.onsager_v_reg,
+            onsager=a.onsager,
             **kw,
         )
         wall = time.perf_counter() - t0

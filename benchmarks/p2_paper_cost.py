@@ -221,7 +221,7 @@ def bench_hypotheses(a):
     alphas = np.round(np.arange(step, P["pd_hyp_alpha_max"] + 1e-9, step), 10)
     skips = a.c or (P["pd_hyp_skips"] if a.estimator == "grid" else P["pd_hyp_authors_skips"])
     n, its = (20, 4) if a.quick else (P["pd_hyp_samples"], P["pd_hyp_iterations"])
-    quad = QuadratureSettings(n1d=P["gamp_n1d"])
+    quad = QuadratureSettings(n1d=P["gamp_sweep_n1d"])
     kw = dict(n_samples=n, iterations=its, seed=P["seed"], v_reg=P["v_reg"], estimator=a.estimator)
     old = submodule(a.before, "phase_diagram_hypotheses")
     OQS = submodule(a.before, "quadrature").QuadratureSettings
@@ -260,7 +260,7 @@ def bench_hypotheses(a):
     # one short run before vs after (same seed, same numbers)
     am = float(alphas[len(alphas) // 2])
     run = dict(n_samples=n, iterations=its, seed=3, v_reg=P["v_reg"], estimator=a.estimator)
-    qb, tb = cpu(lambda: old.short_se_run(am, skips[0], OQS(n1d=P["gamp_n1d"]), **run))
+    qb, tb = cpu(lambda: old.short_se_run(am, skips[0], OQS(n1d=P["gamp_sweep_n1d"]), **run))
     qa, ta = cpu(lambda: H.short_se_run(am, skips[0], quad, **run))
     print(
         f"[hypotheses] one {a.estimator} short run at alpha={am:g}: {tb:.1f} s -> {ta:.1f} s ({tb / ta:.1f}x); "
@@ -321,7 +321,7 @@ def bench_project(a):
     for who, mod, qs in (("before", old_h, OQS), ("after", None, QuadratureSettings)):
         run = short_se_run if mod is None else mod.short_se_run
         kw = dict(n_samples=m, iterations=its, seed=3, v_reg=P["v_reg"])
-        unit[who, "grid run"] = cpu(lambda run=run, qs=qs, kw=kw: run(0.9, 1.0, qs(n1d=P["gamp_n1d"]), **kw))[1]
+        unit[who, "grid run"] = cpu(lambda run=run, qs=qs, kw=kw: run(0.9, 1.0, qs(n1d=P["gamp_sweep_n1d"]), **kw))[1]
     x2 = np.random.default_rng(0).standard_normal((m, 2, 2))
     x3 = np.random.default_rng(0).standard_normal((20 if a.quick else P["l3_authors_n_samples"], 3, 2))
     for kernel, who in (("direct", "before"), ("fused", "after")):

@@ -5,7 +5,7 @@
 
 P2D = group_params("p2_dynamics")
 P2D_TREC_REPS = list(range(P2D["trec_repetitions"]))
-P2D_GAMP_RUNS = list(range(P2D["gamp_runs"]))
+P2D_GAMP_RUNS = list(range(P2D["gamp_iter_runs"]))
 # the keys that configure one TREC run (smattn.p2.dynamics.trec.trec_config), and the sweep's configurations
 P2D_TREC = {k: v for k, v in P2D.items() if k.startswith("trec_") and not k.startswith("trec_sweep_")}
 P2D_SWEEP = dict(
@@ -32,12 +32,13 @@ rule p2_gamp_run:
         mem_mb=3000,
         runtime=60,
     params:
-        d=P2D["gamp_d"],
-        alpha=P2D["gamp_alpha"],
-        iterations=P2D["gamp_iterations"],
-        runs=P2D["gamp_runs"],
-        seed=P2D["gamp_seed"],
-        damping=P2D["gamp_damping"],
+        d=P2D["gamp_iter_d"],
+        alpha=P2D["gamp_iter_alpha"],
+        iterations=P2D["gamp_iter_steps"],
+        runs=P2D["gamp_iter_runs"],
+        seed=P2D["gamp_iter_seed"],
+        damping=P2D["gamp_iter_damping"],
+        onsager=P2D["gamp_iter_onsager"],
     script:
         "../scripts/p2_dynamics_gamp.py"
 
@@ -81,14 +82,15 @@ rule p2_gamp_growth:
         runtime=60,
     params:
         d=P2D["gamp_growth_d"],
-        alpha=P2D["gamp_alpha"],
+        alpha=P2D["gamp_iter_alpha"],
         seeds=P2D["gamp_growth_seeds"],
         iterations=P2D["gamp_growth_iterations"],
         m1=P2D["gamp_growth_m1"],
         q22=P2D["gamp_growth_q22"],
         se_samples=P2D["gamp_growth_se_samples"],
-        seed=P2D["gamp_seed"],
-        damping=P2D["gamp_damping"],
+        seed=P2D["gamp_iter_seed"],
+        damping=P2D["gamp_iter_damping"],
+        onsager=P2D["gamp_iter_onsager"],
     script:
         "../scripts/p2_dynamics_gamp_growth.py"
 

@@ -7,12 +7,15 @@
 from smattn.data.published import P2_PHASE_DIAGRAM_SKIPS
 
 P2T = group_params("p2_theory")
-P2T_GAMP_ALPHAS = [format(float(a), "g") for a in P2T["gamp_alphas"]]
+P2T_GAMP_ALPHAS = [format(float(a), "g") for a in P2T["gamp_sweep_alphas"]]
 P2T_SKIPS = [format(c, "g") for c in P2_PHASE_DIAGRAM_SKIPS]  # the authors' skip strengths c of the phase diagram
 
 
 rule p2_l2_state_evolution:
-    """L=2 SE curve at c = skip_c: explicit phase-II branch, SE iterations above alpha_first, BO/plug-in errors."""
+    """L=2 SE curve at c = skip_c: explicit phase-II branch, SE iterations above alpha_first, BO/plug-in errors
+    (also at the authors' published overlaps), standard errors of the ledger's points."""
+    input:
+        ref_bo=raw("reference/spoc/BO_2w.csv"),
     output:
         curve="results/p2_theory/l2_curve.json",
     log:
@@ -65,11 +68,12 @@ rule p2_gamp_alpha:
         mem_mb=3000,
         runtime=60,
     params:
-        d=P2T["gamp_d"],
-        runs=P2T["gamp_runs"],
-        iters=P2T["gamp_iters"],
-        damping=P2T["gamp_damping"],
-        n1d=P2T["gamp_n1d"],
+        d=P2T["gamp_sweep_d"],
+        runs=P2T["gamp_sweep_runs"],
+        iters=P2T["gamp_sweep_iterations"],
+        damping=P2T["gamp_sweep_damping"],
+        onsager=P2T["gamp_sweep_onsager"],
+        n1d=P2T["gamp_sweep_n1d"],
         skip_c=P2T["skip_c"],
         v_reg=P2T["v_reg"],
         seed=P2T["seed"],
@@ -160,10 +164,43 @@ rule p2_pd_hypotheses:
         authors_alpha_step=P2T["pd_hyp_authors_alpha_step"],
         level=P2T["pd_hyp_level"],
         v_reg=P2T["v_reg"],
-        n1d=P2T["gamp_n1d"],
+        n1d=P2T["gamp_sweep_n1d"],
         seed=P2T["seed"],
     script:
         "../scripts/p2_theory_pd_hypotheses.py"
+
+
+rule p2_first_layer_stability:
+    """alpha where the Q11 = 0 branch of the L = 2 SE turns unstable at c = skip_c, by root solves in alpha, and the
+    growth per iteration at the published threshold and at the authors' SE-file switch-on."""
+    input:
+        ref_critical=raw("reference/spoc/alpha_critical.csv"),
+        ref_bo=raw("reference/spoc/BO_2w.csv"),
+    output:
+        json="results/p2_theory/first_layer_stability.json",
+    log:
+        "logs/p2_theory/p2_first_layer_stability.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_first_layer_stability.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        skip_c=P2T["skip_c"],
+        n_samples=P2T["fs_n_samples"],
+        qmc_sets=P2T["pd_qmc_sets"],
+        alpha_bracket=P2T["fs_alpha_bracket"],
+        start=P2T["fs_start"],
+        level=P2T["pd_hyp_level"],
+        damping=P2T["se_damping"],
+        v_reg=P2T["pd_v_reg"],
+        n1d=P2T["n1d"],
+        seed=P2T["seed"],
+    script:
+        "../scripts/p2_theory_first_layer_stability.py"
 
 
 rule p2_fig1_right:
@@ -171,6 +208,7 @@ rule p2_fig1_right:
     input:
         thresholds=expand(rules.p2_thresholds_c.output.json, c=P2T_SKIPS),
         hypotheses=rules.p2_pd_hypotheses.output.json,
+        stability=rules.p2_first_layer_stability.output.json,
         ref=raw("reference/spoc/alpha_critical.csv"),
     output:
         **figure("figures/p2/fig1_right_phase_diagram", "p2_fig1_right", "P2", "Fig. 1"),
@@ -221,21 +259,17 @@ rule p2_l3_authors_estimator:
         "../scripts/p2_theory_l3_authors.py"
 
 
-rule p2_fig3_left:
-    """P2 Fig. 3 left: depth-3 SE (4-D Gauss-Hermite channel grid) and plug-in errors."""
+rule p2_l3_state_evolution:
+    """Depth 3 (numbers of Fig. 3 left): K at Q = 0, SE sweep on the 4-D Gauss-Hermite channel grid, fixed-point
+    standard errors at the ledger's alphas, plug-in errors (also at the authors' published overlaps)."""
     input:
-        authors=rules.p2_l3_authors_estimator.output.json,
         ref_q=raw("reference/spoc/BO_3w.csv"),
-        ref_err=raw("reference/spoc/gen_error_BO_3w.csv"),
-        ref_err_last=raw("reference/spoc/gen_error_BO_3w_last_layer.csv"),
     output:
-        **figure("figures/p2/fig3_left_depth3", "p2_fig3_left", "P2", "Fig. 3"),
         record="results/p2_theory/l3_se.json",
-        metrics="results/metrics/p2_theory/p2_fig3_left.json",
     log:
-        "logs/p2_theory/p2_fig3_left.log",
+        "logs/p2_theory/p2_l3_state_evolution.log",
     benchmark:
-        "results/benchmarks/p2_theory/p2_fig3_left.tsv"
+        "results/benchmarks/p2_theory/p2_l3_state_evolution.tsv"
     conda:
         "../envs/jax.yaml"
     threads: 2
@@ -255,18 +289,44 @@ rule p2_fig3_left:
         error_samples=P2T["error_samples"],
         seed=P2T["seed"],
     script:
+        "../scripts/p2_theory_l3_curve.py"
+
+
+rule p2_fig3_left:
+    """P2 Fig. 3 left: depth-3 overlaps and plug-in errors with the authors' files and their estimator recomputed."""
+    input:
+        record=rules.p2_l3_state_evolution.output.record,
+        authors=rules.p2_l3_authors_estimator.output.json,
+        ref_q=raw("reference/spoc/BO_3w.csv"),
+        ref_err=raw("reference/spoc/gen_error_BO_3w.csv"),
+        ref_err_last=raw("reference/spoc/gen_error_BO_3w_last_layer.csv"),
+    output:
+        **figure("figures/p2/fig3_left_depth3", "p2_fig3_left", "P2", "Fig. 3"),
+        metrics="results/metrics/p2_theory/p2_fig3_left.json",
+    log:
+        "logs/p2_theory/p2_fig3_left.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_fig3_left.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        skip_c=P2T["skip_c"],
+    script:
         "../scripts/p2_theory_fig3_left.py"
 
 
-rule p2_fig5:
-    """P2 Fig. 5 (App. E.2): Q11 at convergence vs the clamped Q22."""
+rule p2_fig5_clamped:
+    """Numbers of P2 Fig. 5 (App. E.2): Q11 at convergence of the SE with Q22 clamped, with standard errors."""
     output:
-        **figure("figures/p2/fig5_clamped", "p2_fig5", "P2", "Fig. 5"),
         record="results/p2_theory/fig5_clamped.json",
     log:
-        "logs/p2_theory/p2_fig5.log",
+        "logs/p2_theory/p2_fig5_clamped.log",
     benchmark:
-        "results/benchmarks/p2_theory/p2_fig5.tsv"
+        "results/benchmarks/p2_theory/p2_fig5_clamped.tsv"
     conda:
         "../envs/jax.yaml"
     threads: 1
@@ -285,6 +345,29 @@ rule p2_fig5:
         n1d=P2T["n1d"],
         seed=P2T["seed"],
     script:
+        "../scripts/p2_theory_fig5_clamped.py"
+
+
+rule p2_fig5:
+    """P2 Fig. 5 (App. E.2): Q11 at convergence vs the clamped Q22; metrics of the claim."""
+    input:
+        record=rules.p2_fig5_clamped.output.record,
+    output:
+        **figure("figures/p2/fig5_clamped", "p2_fig5", "P2", "Fig. 5"),
+        metrics="results/metrics/p2_theory/p2_fig5.json",
+    log:
+        "logs/p2_theory/p2_fig5.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_fig5.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        skip_c=P2T["skip_c"],
+    script:
         "../scripts/p2_theory_fig5.py"
 
 
@@ -293,8 +376,8 @@ rule p2_se_crosscheck:
     and the authors' SE file) and the count of unconverged SE points over Figs 1 left, 3 left and 5."""
     input:
         l2=rules.p2_l2_state_evolution.output.curve,
-        l3=rules.p2_fig3_left.output.record,
-        fig5=rules.p2_fig5.output.record,
+        l3=rules.p2_l3_state_evolution.output.record,
+        fig5=rules.p2_fig5_clamped.output.record,
         ref_bo=raw("reference/spoc/BO_2w.csv"),
     output:
         json="results/p2_theory/se_crosscheck.json",

@@ -43,10 +43,13 @@ COST_JOBS = {
     **benchmarks(rules.p2_fig1_left),
     **benchmarks(rules.p2_thresholds_c, c=P2T_SKIPS),
     **benchmarks(rules.p2_pd_hypotheses),
+    **benchmarks(rules.p2_first_layer_stability),
     **benchmarks(rules.p2_fig1_right),
     **benchmarks(rules.p2_l3_authors_estimator),
+    **benchmarks(rules.p2_l3_state_evolution),
     **benchmarks(rules.p2_fig3_left),
     **benchmarks(rules.p2_se_crosscheck),
+    **benchmarks(rules.p2_fig5_clamped),
     **benchmarks(rules.p2_fig5),
     # P2 dynamics
     **benchmarks(rules.p2_gamp_run, run=P2D_GAMP_RUNS),

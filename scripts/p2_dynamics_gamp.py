@@ -20,12 +20,14 @@ def main(io):
     p = io.params
     r = int(io.wildcards.run)
     if r >= p.runs:
-        raise ValueError(f"GAMP run {r} requested but gamp_runs = {p.runs}")
+        raise ValueError(f"GAMP run {r} requested but gamp_iter_runs = {p.runs}")
     seed = int(p.seed) * 1000 + r
-    cfg = dict(d=p.d, alpha=p.alpha, n_iter=p.iterations, seed=seed, damping=p.damping)
+    cfg = dict(d=p.d, alpha=p.alpha, n_iter=p.iterations, seed=seed, damping=p.damping, onsager=p.onsager)
     print(f"[gamp] {json.dumps(cfg)}", flush=True)
     t0 = time.perf_counter()
-    res = run_gamp(p.d, p.alpha, p.iterations, seed=seed, damping=p.damping, progress_desc=f"GAMP run {r}")
+    res = run_gamp(
+        p.d, p.alpha, p.iterations, seed=seed, damping=p.damping, onsager=p.onsager, progress_desc=f"GAMP run {r}"
+    )
     wall = time.perf_counter() - t0
     if not (np.all(np.isfinite(res.M)) and np.all(np.isfinite(res.Q))):
         raise FloatingPointError(f"GAMP run {r}: non-finite overlaps")

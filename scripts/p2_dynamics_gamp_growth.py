@@ -32,7 +32,7 @@ def main(io):
         flush=True,
     )
     seeds = [int(p.seed) * 1000 + 500 + s for s in range(p.seeds)]
-    g = gamp_growth_runs(p.d, p.alpha, p.m1, p.q22, seeds, p.iterations, damping=p.damping)
+    g = gamp_growth_runs(p.d, p.alpha, p.m1, p.q22, seeds, p.iterations, damping=p.damping, onsager=p.onsager)
     rows = [
         [s, t + 1, g.m1[i, t + 1], g.ratio[i, t], g.q11[i, t + 1], g.a11[i, t], g.m2_cos[i, t + 1]]
         for i, s in enumerate(seeds)

@@ -3,6 +3,7 @@ published curves are drawn as thin dashed lines."""
 
 import numpy as np
 
+from smattn.data.published import P2_AUTHORS_ERROR_SAMPLES
 from smattn.data.spoc import read_csv
 from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics
 from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, mark_unconverged, setup
@@ -148,14 +149,36 @@ def main(io):
     for a in METRIC_ALPHAS_L2:
         m[f"p2.L2.q11[alpha={fmt_id(a)}]"] = _at(al, q11, a)
         m[f"p2.L2.q22[alpha={fmt_id(a)}]"] = _at(al, q22, a)
+        m[f"p2.L2.q11_se[alpha={fmt_id(a)}]"] = _at(al, r["q11_se"], a)
+        m[f"p2.L2.q22_se[alpha={fmt_id(a)}]"] = _at(al, r["q22_se"], a)
     for a in ERROR_ALPHAS_L2:
-        m[f"p2.L2.error_bo[alpha={fmt_id(a)}]"] = _at(al, r["error_bo"], a)
-        m[f"p2.L2.error_plugin[alpha={fmt_id(a)}]"] = _at(al, r["error_plugin"], a)
-        m[f"p2.L2.error_plugin_one_layer[alpha={fmt_id(a)}]"] = _at(al, r["error_one_layer"], a)
+        for key, name in (("bo", "error_bo"), ("plugin", "error_plugin"), ("one_layer", "error_plugin_one_layer")):
+            mc_se = _at(al, r[f"error_{key}_se"], a)
+            m[f"p2.L2.{name}[alpha={fmt_id(a)}]"] = _at(al, r[f"error_{key}"], a)
+            if key == "bo":
+                m[f"p2.L2.{name}_se[alpha={fmt_id(a)}]"] = mc_se
+                continue
+            # ours: Monte-Carlo error of the estimate and that carried over from the overlaps' own error
+            m[f"p2.L2.{name}_se[alpha={fmt_id(a)}]"] = float(np.hypot(mc_se, _at(al, r[f"error_{key}_q_se"], a)))
+            # the authors' error files: the same Monte-Carlo estimate over their sample size
+            scale = np.sqrt(r["params"]["error_samples"] / P2_AUTHORS_ERROR_SAMPLES)
+            m[f"p2.L2.{name}_paper_se[alpha={fmt_id(a)}]"] = scale * mc_se
+    au = r["error_plugin_at_authors_q"]
+    for a, e, e_se in zip(au["alpha"], au["mean"], au["se"], strict=True):
+        m[f"p2.L2.error_plugin_at_authors_q[alpha={fmt_id(a)}]"] = e
+        m[f"p2.L2.error_plugin_at_authors_q_se[alpha={fmt_id(a)}]"] = e_se
     i12 = int(np.argmin(np.abs(g_alpha - 1.2)))
     if abs(g_alpha[i12] - 1.2) < 1e-9:
-        m["p2.L2.gamp_q11[alpha=1.2]"] = float(g_m11[i12].mean())
-        m["p2.L2.gamp_q22[alpha=1.2]"] = float(g_m22[i12].mean())
+        # mean over runs (each its own teacher) of the final |M_kk|, as AMP_2w.csv, and its standard error from
+        # their spread (gamp_sweep_runs >= 2); its difference from our state evolution at the same alpha, with
+        # both errors
+        for k, g_m in (("11", g_m11), ("22", g_m22)):
+            v = np.asarray(g_m[i12], dtype=np.float64)
+            se = float(v.std(ddof=1) / np.sqrt(v.size))
+            m[f"p2.L2.gamp_q{k}[alpha=1.2]"] = float(v.mean())
+            m[f"p2.L2.gamp_q{k}_se[alpha=1.2]"] = se
+            m[f"p2.L2.gamp_q{k}_minus_se[alpha=1.2]"] = float(v.mean()) - m[f"p2.L2.q{k}[alpha=1.2]"]
+            m[f"p2.L2.gamp_q{k}_minus_se_se[alpha=1.2]"] = float(np.hypot(se, m[f"p2.L2.q{k}_se[alpha=1.2]"]))
     write_metrics(io.output.metrics, m)
 
 

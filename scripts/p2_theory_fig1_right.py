@@ -61,6 +61,19 @@ def main(io):
         label=r"$\alpha_{first}$ noiseless (ours, variant)",
     )
     ax.plot(c, a_lit, color=BLUE, ls=":", label=r"$\alpha_{first}$ literal, 1/6 (ours, variant)")
+    # the same threshold by a root solve in alpha of the linearised SE (first_layer_stability), at one c
+    st = read_json(io.input.stability)
+    ax.errorbar(
+        [st["c"]],
+        [st["root"]["alpha"]],
+        yerr=[st["root"]["alpha_se"]],
+        color="k",
+        marker="*",
+        ms=6,
+        ls="none",
+        zorder=6,
+        label=r"$\alpha_{first}$ by linear stability in $\alpha$ (ours)",
+    )
     ax.axhline(1 / 6, color="k", lw=0.5, ls="-", alpha=0.5)
     ax.text(3.95, 1 / 6 + 0.01, r"$1/6$ bound", ha="right", fontsize=6)
     ax.plot(rc, r_last, color=RED, lw=0.7, ls="--", label="authors' CSV (alpha2)")
@@ -101,6 +114,25 @@ def main(io):
                 m[f"p2.L2.{key}[c={cid}]"] = r[key]
                 m[f"p2.L2.{key}_se[c={cid}]"] = r[f"{key}_se"]
         m[f"p2.L2.alpha_first_literal[c={cid}]"] = r["alpha_first_literal"]
+        m[f"p2.L2.alpha_first_literal_se[c={cid}]"] = r["alpha_first_literal_se"]
+    cid = fmt_id(st["c"])
+    m[f"p2.L2.alpha_first_stability[c={cid}]"] = st["root"]["alpha"]
+    m[f"p2.L2.alpha_first_stability_se[c={cid}]"] = st["root"]["alpha_se"]
+    at_c = next(r for r in rs if r["c"] == st["c"])  # the threshold record at the same c (independent draws)
+    if at_c["alpha_first"] is not None:
+        m[f"p2.L2.alpha_first_stability_gap[c={cid}]"] = st["root"]["alpha"] - at_c["alpha_first"]
+        m[f"p2.L2.alpha_first_stability_gap_se[c={cid}]"] = float(
+            np.hypot(st["root"]["alpha_se"], at_c["alpha_first_se"])
+        )
+    m[f"p2.L2.phase2_lambda2[c={cid}]"] = st["root"]["lambda2"]
+    for g in st["growth"].values():
+        aid = fmt_id(round(g["alpha"], 4))
+        m[f"p2.L2.first_layer_growth[alpha={aid}]"] = g["lambda1"] - 1.0
+        m[f"p2.L2.first_layer_growth_se[alpha={aid}]"] = g["lambda1_se"]
+        if g["iterations"] is not None:  # None (infinite) where the branch is still stable
+            m[f"p2.L2.readoff_iterations[alpha={aid}]"] = g["iterations"]
+    m["p2.L2.readoff_start"] = st["start"]
+    m["p2.L2.readoff_level"] = st["level"]
     write_metrics(io.output.metrics, m)
 
     hyp = read_json(io.input.hypotheses)

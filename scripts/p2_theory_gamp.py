@@ -23,6 +23,7 @@ def main(io):
             P.iters,
             seed=P.seed + 1000 * r + int(round(alpha * 100)),
             damping=P.damping,
+            onsager=P.onsager,
             c=P.skip_c,
             v_reg=P.v_reg,
             quad=QuadratureSettings(n1d=P.n1d),

@@ -1,7 +1,7 @@
 """Brute-force importance-sampling check of state-evolution fixed points and the unconverged-point count.
 
 L = 3: at every plotted alpha, one SE update by brute force and by the 4-D grid on the same teacher draws.
-L = 2: at alpha = 1.2, one brute-force SE update of our fixed point and of the authors' SE-file value.
+L = 2: at alpha = 1.2 and 1.5, one brute-force SE update of our fixed point and of the authors' SE-file value.
 """
 
 import time
@@ -16,7 +16,7 @@ from smattn.p2.theory.state_evolution import TeacherDraws, draw_teacher
 from smattn.progress import progress
 from smattn.scriptio import run
 
-ALPHA_L2 = 1.2
+ALPHAS_L2 = (1.2, 1.5)  # the ledger's first-layer points above alpha_first
 
 
 def _q_se(upd, alpha):
@@ -46,6 +46,8 @@ def main(io):
                 "update_bruteforce": np.diag(u["Q_update"]),
                 "update_grid": np.diag(u["Q_update_grid"]),
                 "gap": gap,
+                # delta method through f(x) = x / (1 + x): standard error of the paired brute-force - grid gap
+                "gap_se": a * u["R_diff_se"] / (1.0 + a * np.diag(u["R_grid"])) ** 2,
                 "bruteforce_min_ess": u["min_ess"],
                 "grid_min_ess": u["grid_min_ess"],
             }
@@ -61,39 +63,47 @@ def main(io):
     if abs(alphas3[i2] - 2.0) > 1e-9:
         raise ValueError("alpha 2 missing from l3_alphas")
     m["p2.L3.q11_bruteforce_gap[alpha=2]"] = float(gaps[i2, 0])
+    m["p2.L3.q11_bruteforce_gap_se[alpha=2]"] = float(out["L3"][i2]["gap_se"][0])
     m["p2.L3.bruteforce_gap_max"] = float(gaps.max())
     m["p2.L3.bruteforce_min_ess"] = float(min(r["bruteforce_min_ess"] for r in out["L3"]))
 
-    # L = 2 at alpha = 1.2: our fixed point and the authors' SE file, fresh teacher draws
+    # L = 2 above alpha_first: our fixed point and the authors' SE file, fresh teacher draws
     l2 = read_json(io.input.l2)
     al = np.array(l2["alpha"])
-    i = int(np.argmin(np.abs(al - ALPHA_L2)))
-    if abs(al[i] - ALPHA_L2) > 1e-9:
-        raise ValueError(f"alpha {ALPHA_L2} missing from the L = 2 curve")
     ref = read_csv(io.input.ref_bo)
-    j = int(np.argmin(np.abs(np.asarray(ref["alpha"]) - ALPHA_L2)))
     draws2 = draw_teacher(P.l2_bf_draws, 2, P.seed + 202)
     quad2 = QuadratureSettings(n1d=P.n1d)
-    for who, q in (("ours", (l2["q11"][i], l2["q22"][i])), ("authors", (ref["Q11"][j], ref["Q22"][j]))):
-        u = bruteforce_update(
-            np.diag(q), ALPHA_L2, P.skip_c, draws2, rng, v_reg=P.v_reg, n_points=P.bf_points, quad=quad2
-        )
-        upd, se = np.diag(u["Q_update"]), _q_se(u, ALPHA_L2)
-        out["L2"][who] = {
-            "Q": q,
-            "update_bruteforce": upd,
-            "update_se": se,
-            "update_grid": np.diag(u["Q_update_grid"]),
-            "bruteforce_min_ess": u["min_ess"],
-        }
-        print(
-            f"L=2 alpha=1.2 {who}: Q {np.round(q, 4)} -> brute-force update {np.round(upd, 4)} (se "
-            f"{np.round(se, 4)}), grid update {np.round(np.diag(u['Q_update_grid']), 4)}"
-        )
-    gap = lambda who: abs(out["L2"][who]["Q"][0] - out["L2"][who]["update_bruteforce"][0])  # noqa: E731
-    m["p2.L2.q11_bruteforce_gap[alpha=1.2]"] = gap("ours")
-    m["p2.L2.q11_bruteforce_gap_authors[alpha=1.2]"] = gap("authors")
-    m["p2.L2.q11_bruteforce_gap_se[alpha=1.2]"] = float(out["L2"]["ours"]["update_se"][0])
+    for alpha in ALPHAS_L2:
+        i = int(np.argmin(np.abs(al - alpha)))
+        if abs(al[i] - alpha) > 1e-9:
+            raise ValueError(f"alpha {alpha} missing from the L = 2 curve")
+        j = int(np.argmin(np.abs(np.asarray(ref["alpha"]) - alpha)))
+        res = out["L2"][format(alpha, "g")] = {}
+        for who, q in (("ours", (l2["q11"][i], l2["q22"][i])), ("authors", (ref["Q11"][j], ref["Q22"][j]))):
+            u = bruteforce_update(
+                np.diag(q), alpha, P.skip_c, draws2, rng, v_reg=P.v_reg, n_points=P.bf_points, quad=quad2
+            )
+            upd, se = np.diag(u["Q_update"]), _q_se(u, alpha)
+            res[who] = {
+                "Q": q,
+                "update_bruteforce": upd,
+                "update_se": se,
+                "update_grid": np.diag(u["Q_update_grid"]),
+                "bruteforce_min_ess": u["min_ess"],
+            }
+            print(
+                f"L=2 alpha={alpha:g} {who}: Q {np.round(q, 4)} -> brute-force update {np.round(upd, 4)} (se "
+                f"{np.round(se, 4)}), grid update {np.round(np.diag(u['Q_update_grid']), 4)}"
+            )
+        aid = format(alpha, "g")
+        m[f"p2.L2.q11_bruteforce_gap[alpha={aid}]"] = abs(res["ours"]["Q"][0] - res["ours"]["update_bruteforce"][0])
+        # the update's noise over the fresh draws and that of our fixed point over the SE's own draws
+        m[f"p2.L2.q11_bruteforce_gap_se[alpha={aid}]"] = float(np.hypot(res["ours"]["update_se"][0], l2["q11_se"][i]))
+        # the authors' value moved by the exact map (signed: positive when it rises), with the update's noise
+        step = res["authors"]["update_bruteforce"][0] - res["authors"]["Q"][0]
+        m[f"p2.L2.q11_bruteforce_step_authors[alpha={aid}]"] = step
+        m[f"p2.L2.q11_bruteforce_step_authors_se[alpha={aid}]"] = float(res["authors"]["update_se"][0])
+        m[f"p2.L2.q11_bruteforce_gap_authors[alpha={aid}]"] = abs(step)
 
     # unconverged SE points over the three figures
     fig5 = read_json(io.input.fig5)

@@ -25,6 +25,10 @@ P1_PRUNING_BASE_ACCURACY_PERCENT = 83.8
 # file's order.
 P2_PHASE_DIAGRAM_SKIPS = (4.0, 3.5, 3.0, 2.5, 2.0, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5625, 0.5, 0.1, 0.01, 0.0001)
 
+# Figs 1 left and 3 left: the authors' error files (gen_error_BO_2w*.csv, gen_error_BO_3w*.csv) are plug-in errors at
+# their SE overlaps, each a Monte-Carlo mean over this many samples per alpha (their gen_error notebooks).
+P2_AUTHORS_ERROR_SAMPLES = 100_000
+
 # Fig. 2 left: Q^t_kk of the authors' published GAMP run (d = 1000, alpha = 1.2, seed 1). Their GAMP script saves
 # only M^t; the plotting notebook of their repository types these overlaps in by hand, so they are copied here.
 P2_GAMP_RUN_Q11 = (

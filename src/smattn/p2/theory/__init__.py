@@ -23,5 +23,7 @@ channel covariance V are ``(L, L)``; an observation is stored as its two softmax
 * :mod:`.gamp` -- GAMP on synthetic data: per-iteration M, Q ``(iters, p, p)``, test error ``(iters,)``.
 * :mod:`.gamp_metrics` -- the authors' layer metric ``|M_kk| / sqrt(Q_kk)`` ``(..., iters, 2)`` and half-crossing
   iterations of GAMP runs (Fig. 2 left).
-* :mod:`.phase_diagram_report` -- the phase-diagram deviation note (markdown) filled from computed thresholds.
+* :mod:`.phase_diagram_analysis` -- our thresholds against the authors' CSV: the per-c table and a computed verdict
+  for each hypothesis on how the CSV was obtained.
+* :mod:`.phase_diagram_report` -- the phase-diagram deviation note (Markdown) rendered from that analysis.
 """

@@ -1,4 +1,4 @@
-"""GAMP for the deep tied-attention target (P2 Algorithm 1) with the analytic channel Jacobian.
+"""GAMP for the deep tied-attention target (P2 Algorithm 1) with the analytic channel Jacobian and damping.
 
 API for other groups: run_gamp(d, alpha, n_iter, seed, damping, ..., init=None) -> GampResult with per-iteration
 M (iters, p, p) = W_hat W^T / d, Q (iters, p, p) = W_hat W_hat^T / d and the plug-in test error (iters,);
@@ -106,6 +106,7 @@ def run_gamp(
     quad: QuadratureSettings = DEFAULT_QUADRATURE,
     init: GampInit | None = None,
     onsager_v_reg: bool = False,
+    onsager: str = "damped",
     progress_desc: str | None = None,
     observer=None,
 ) -> GampResult:
@@ -121,7 +122,16 @@ def run_gamp(
     pre-activations, W_hat, C_hat (p, p) after the
     damped update, V (p, p) the denoiser was given (without v_reg), omega (n, p, 2), g_out (n, p, 2) and its
     Jacobian dg (n, p, 2, p, 2) (diagnostics; must not modify them).
+    onsager: how the Onsager term of a damped iteration is formed (the same for damping = 1).  "latest" (the
+    authors' code): omega^t = W_hat^t X / sqrt(d) - C_hat^t g^{t-1}, the damped variance times the latest g_out.
+    "damped" (default): omega^t = W_hat^t X / sqrt(d) - S^t with S^t = eta C^{t-1} g^{t-1} + (1 - eta) S^{t-1}, S^0 = 0,
+    C = (I + A)^{-1} the undamped new variance: the damped estimate W_hat^t = eta f_in(b^{t-1}) +
+    (1 - eta) W_hat^{t-1} carries the self-interaction of every earlier g_out with these weights, and S removes
+    exactly that (with a Gaussian prior f_in is linear in b with slope C); at a fixed point both are C_hat g
+    (docs/p2_dynamics.md#gamp-first-layer-at-finite-d).
     """
+    if onsager not in ("latest", "damped"):
+        raise ValueError(f"onsager must be 'latest' or 'damped', got {onsager!r}")
     if d < 2 or n_iter < 1 or alpha <= 0:
         raise ValueError(f"need d >= 2, n_iter >= 1, alpha > 0; got d={d}, n_iter={n_iter}, alpha={alpha}")
     if not 0 < damping <= 1:
@@ -139,6 +149,7 @@ def run_gamp(
     if init is not None:
         W_hat, C_hat = init.start(W, W_hat)
     g_prev = np.zeros((n, L, 2))
+    ons = np.zeros((n, L, 2))  # the Onsager term subtracted from omega
     rec = {k: [] for k in ("M", "Q", "err", "delta", "A", "ess")}
     M_prev = W_hat @ W.T / d
     M0, Q0 = M_prev, W_hat @ W_hat.T / d
@@ -147,7 +158,9 @@ def run_gamp(
     v_ons = v_reg * np.eye(L) if onsager_v_reg else np.zeros((L, L))
     for t in steps:
         V = 0.5 * (C_hat + C_hat.T)
-        omega = np.einsum("ad,ntd->nat", W_hat, X) / sq - np.einsum("ab,nbt->nat", V + v_ons, g_prev)
+        if onsager == "latest":
+            ons = np.einsum("ab,nbt->nat", V + v_ons, g_prev)
+        omega = np.einsum("ad,ntd->nat", W_hat, X) / sq - ons
         gout, dg, mom = g_out(ell, omega, V + v_reg * np.eye(L), c, quad, jacobian=True)
         A = -np.einsum("natbt->ab", dg) / d
         A = 0.5 * (A + A.T)
@@ -156,6 +169,8 @@ def run_gamp(
         W_hat = damping * W_new + (1.0 - damping) * W_hat
         C_hat = damping * C_new + (1.0 - damping) * C_hat
         g_prev = gout
+        if onsager == "damped":
+            ons = damping * np.einsum("ab,nbt->nat", C_new + v_ons, gout) + (1.0 - damping) * ons
         if observer is not None:
             observer(t + 1, dict(W=W, Z=Z, W_hat=W_hat, C_hat=C_hat, V=V, omega=omega, g_out=gout, dg=dg))
         M = W_hat @ W.T / d

@@ -16,9 +16,9 @@ import numpy as np
 from ...progress import progress
 from .gamp import GampInit, run_gamp
 from .quadrature import QuadratureSettings
-from .state_evolution import channel_average, draw_teacher, overlap_update
+from .state_evolution import channel_average, draw_teacher
 
-__all__ = ["SE_QUAD", "GrowthRuns", "gamp_growth_runs", "se_growth_ratio"]
+__all__ = ["SE_QUAD", "GrowthRuns", "gamp_growth_runs", "se_growth_ratio", "se_steps"]
 
 # Quadrature of the state-evolution prediction.  In the peaked regime Q22 ~ 0.997 the default grid (32 prior nodes,
 # 16 per mode) overestimates R11 at Q11 = 0.02 by ~17 % (alpha R11 0.074 vs 0.063; its posterior mean of z1 is
@@ -63,11 +63,12 @@ def gamp_growth_runs(
     self_overlap1: float | None = None,
     variance1: float | None = None,
     onsager_v_reg: bool = False,
+    onsager: str = "damped",
 ) -> GrowthRuns:
     """GAMP runs (one per seed) of n_iter iterations from GampInit((m1, q2)) at dimension d.
 
     self_overlap1, variance1: an off-Nishimori start of the first layer (Q^0_11 and C_hat^0_11; default m1 and
-    1 - m1); onsager_v_reg as in run_gamp.  The sign of M_11 is fixed by the start (m1 > 0).
+    1 - m1); onsager_v_reg, onsager as in run_gamp.  The sign of M_11 is fixed by the start (m1 > 0).
     """
     if not 0 < m1 < 1 or not 0 <= q2 < 1:
         raise ValueError(f"need 0 < m1 < 1 and 0 <= q2 < 1, got m1={m1}, q2={q2}")
@@ -91,6 +92,7 @@ def gamp_growth_runs(
             quad=quad,
             init=init,
             onsager_v_reg=onsager_v_reg,
+            onsager=onsager,
         )
         M = np.concatenate([r.M0[None], r.M])
         Q = np.concatenate([r.Q0[None], r.Q])
@@ -131,9 +133,11 @@ def se_growth_ratio(
     quad = quad or SE_QUAD
     draws = draw_teacher(n_samples, 2, seed)
     avg = channel_average(np.diag([m1, q2]), c, draws, quad, v_reg=v_reg)
-    q_new = overlap_update(alpha * avg["R"])[0, 0]
-    ratio = (1.0 - damping) + damping * q_new / m1
+    # diagonal update: the off-diagonal overlaps vanish by the per-layer sign symmetry (their Monte-Carlo noise in
+    # R_12 is not carried into Q_11)
     h = alpha * avg["R"][0, 0]
+    q_new = h / (1.0 + h)
+    ratio = (1.0 - damping) + damping * q_new / m1
     ratio_se = damping * alpha * avg["R_se"][0, 0] / (1.0 + h) ** 2 / m1
     lin = channel_average(np.diag([0.0, q2]), c, draws, quad, want_k1=True, v_reg=v_reg)
     return {
@@ -145,3 +149,41 @@ def se_growth_ratio(
         "R11": float(avg["R"][0, 0]),
         "R22": float(avg["R"][1, 1]),
     }
+
+
+def se_steps(
+    alpha: float,
+    m1: float,
+    q2: float,
+    n_steps: int,
+    *,
+    c: float = 1.0,
+    v_reg: float = 0.0,
+    n_samples: int = 20000,
+    seed: int = 0,
+    quad: QuadratureSettings | None = None,
+) -> dict:
+    """Undamped state evolution on diagonal overlaps from Q = diag(m1, q2): n_steps steps Q <- Qhat (I + Qhat)^{-1}.
+
+    The prediction for GAMP with damping 1 started on the Bayes-optimal line at the same overlap (GampInit((m1, q2))):
+    with M^t_kk / (|w_k|^2/d) -> q_k(t) as d grows, the first step tests the denoiser and the Jacobian average A, the
+    later ones the Onsager term as well.  (With damping < 1 only the first step is predicted exactly: a damped
+    estimate leaves the Bayes-optimal line.)  One set of teacher draws serves every step (quad: default SE_QUAD).
+
+    Returns dict with q (n_steps + 1, 2) the diagonal overlaps (row 0 = the start), ratio (n_steps,) q_1(t)/q_1(t-1)
+    and ratio_se (n_steps,) the Monte-Carlo standard error of each step's own teacher average propagated through the
+    overlap update (the error inherited from earlier steps is not included).
+    """
+    if not 0 < m1 < 1 or not 0 <= q2 < 1 or n_steps < 1:
+        raise ValueError(f"need 0 < m1 < 1, 0 <= q2 < 1 and n_steps >= 1, got m1={m1}, q2={q2}, n_steps={n_steps}")
+    quad = quad or SE_QUAD
+    draws = draw_teacher(n_samples, 2, seed)
+    q = [np.array([m1, q2], dtype=np.float64)]
+    ratio_se = []
+    for _ in range(n_steps):
+        avg = channel_average(np.diag(q[-1]), c, draws, quad, v_reg=v_reg)
+        h = alpha * np.diag(avg["R"])
+        q.append(h / (1.0 + h))
+        ratio_se.append(alpha * avg["R_se"][0, 0] / (1.0 + h[0]) ** 2 / q[-2][0])
+    q = np.array(q)
+    return {"q": q, "ratio": q[1:, 0] / q[:-1, 0], "ratio_se": np.array(ratio_se)}

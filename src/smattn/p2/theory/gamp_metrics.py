@@ -12,7 +12,7 @@ from smattn.data.published import P2_GAMP_RUN_Q11, P2_GAMP_RUN_Q22
 
 from ..trajectories import first_crossing
 
-__all__ = ["LEARNED_MIN", "authors_metric", "published_run_metric", "half_crossing_iterations"]
+__all__ = ["LEARNED_MIN", "authors_metric", "published_run_metric", "half_crossing_iterations", "takeoff_iteration"]
 
 # A layer whose final |M_kk|/sqrt(Q_kk) stays below this was not learned within the iterations run; its "first
 # half-crossing" is then meaningless (half of ~0 is reached at once) and is counted as n_iter + 1.
@@ -47,3 +47,13 @@ def half_crossing_iterations(C, learned_min: float = LEARNED_MIN):
     learned = C[:, -1] >= learned_min
     it[~learned] = C.shape[1] + 1
     return it, learned
+
+
+def takeoff_iteration(C, level: float = LEARNED_MIN) -> int:
+    """1-based iteration from which a run's metric C (iters,) stays at or above ``level`` (len(C) + 1 if it ends
+    below): when the layer is learned for good."""
+    above = np.asarray(C, dtype=np.float64) >= level
+    if not above[-1]:
+        return above.size + 1
+    below = np.flatnonzero(~above)
+    return int(below[-1]) + 2 if below.size else 1

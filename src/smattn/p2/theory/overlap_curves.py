@@ -217,6 +217,7 @@ def clamped_first_layer(
 
 
 METRIC_ALPHAS_L2 = (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2, 1.5)
+METRIC_ALPHAS_L3 = (0.5, 2.0)  # depth-3 alphas of the ledger (fixed-point errors, plug-in error at the authors' Q)
 ERROR_ALPHAS_L2 = (0.0, 0.4, 1.2)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from .attention_link import last_preactivation, softmax_entries
 from .overlaps import clip_overlap, sqrtm_psd
 
-__all__ = ["plugin_error", "bo_error", "uniform_student_error"]
+__all__ = ["plugin_error", "bo_error", "uniform_student_error", "plugin_error_propagated_se"]
 
 
 def _y(Z, c):
@@ -68,3 +68,21 @@ def bo_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: i
         return np.sum((_y(Z1, c) - _y(Z2, c)) ** 2, axis=-1)  # 2 * sum/2: the Frobenius norm counts 2 entries
 
     return _monte_carlo(Q, sample, n_samples, seed, chunk)
+
+
+def plugin_error_propagated_se(q, cov, c: float, *, n_samples: int = 400_000, seed: int = 0, step: float = 5e-3):
+    """Standard error of e_plug(diag(q)) carried over from the overlaps' covariance cov (L, L): sqrt(g^T cov g) with
+    g the gradient of e_plug in the diagonal entries by central differences on common random numbers (one-sided
+    within step of 0 or 1).  q: (L,) diagonal overlaps in [0, 1]."""
+    q = np.asarray(q, dtype=np.float64)
+    cov = np.asarray(cov, dtype=np.float64)
+    if cov.shape != (len(q), len(q)) or not np.all(np.isfinite(cov)):
+        raise ValueError(f"cov must be a finite ({len(q)}, {len(q)}) matrix")
+    grad = np.zeros(len(q))
+    for k in range(len(q)):
+        lo, hi = q.copy(), q.copy()
+        lo[k], hi[k] = max(q[k] - step, 0.0), min(q[k] + step, 1.0)
+        e_hi = plugin_error(np.diag(hi), c, n_samples=n_samples, seed=seed)[0]
+        e_lo = plugin_error(np.diag(lo), c, n_samples=n_samples, seed=seed)[0]
+        grad[k] = (e_hi - e_lo) / (hi[k] - lo[k])
+    return float(np.sqrt(max(grad @ cov @ grad, 0.0)))

@@ -77,6 +77,7 @@ def channel_average(
     *,
     want_k1: bool = False,
     v_reg: float = 0.0,
+    per_draw: bool = False,
 ):
     """R(Q) (L, L) and per-sample diagnostics at overlap Q.
 
@@ -84,7 +85,8 @@ def channel_average(
     reference code (which uses 1e-3): Z = Q^{1/2} xi + (I - Q + Delta I)^{1/2} U, V = I - Q + Delta I.
     Delta = 0 is the noiseless model of the paper.  quad: the denoiser's quadrature.
 
-    Returns dict with R, R_se (standard error of each entry), min_ess, method and, if want_k1, the first-layer
+    Returns dict with R, R_se (standard error of each entry), min_ess, method, if per_draw the per-draw terms
+    g_out g_out^T summed over tokens (N, L, L) whose mean is R, and, if want_k1, the first-layer
     linear-growth coefficient K1 = E || d g_out[1] / d omega[1] ||_F^2, i.e. E || E[z1 z1^T | y, omega] - I ||_F^2 at
     Q_11 = 0, Q_12 = 0 and Delta = 0 (the self-consistent first-layer threshold, see thresholds).
     """
@@ -107,6 +109,8 @@ def channel_average(
         "median_ess": float(np.median(mom.ess)),
         "method": mom.method,
     }
+    if per_draw:
+        out["per_draw"] = per
     if want_k1:
         # d g_out[1, t] / d omega[1, s] = (Cov(z1t, z1s) - V11 delta_ts) / V11^2 (cross-layer blocks vanish by symmetry)
         G = (mom.cov[:, 0:2, 0:2] - V[0, 0] * np.eye(2)) / V[0, 0] ** 2
