@@ -40,7 +40,7 @@ from .attention_link import (
 from .depth3_grid import depth3_moments
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
 
-__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid"]
+__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid", "ridge_reach"]
 
 PRIOR_SHARE = 0.2  # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
@@ -114,7 +114,7 @@ def _apply_Ainv(z, v, c):
     )
 
 
-def ridge_grid(omega1, sd1: float, c: float, n1d: int):
+def ridge_grid(omega1, sd1: float, c: float, n1d: int, reach: float | None = None):
     """First-layer nodes for L = 2, parametrisation "A", resolving the ridge of 1/det A_c(z1) on z11 = z12.
 
     det A_c(z1) = (1 + c)(c + 1 - p - q) and 1 - p - q ~ (z11 - z12)^2 / 4 near the diagonal, so the weight
@@ -124,13 +124,16 @@ def ridge_grid(omega1, sd1: float, c: float, n1d: int):
     on 2 n1d uniform nodes in t covering |v| <= max |omega_v| + 8 sd1 (the trapezoid rule in t converges
     exponentially for integrands that are smooth in t; the sinh map spaces the v nodes geometrically from a).
 
-    omega1: (n, 2) first-layer means; sd1: proposal scale. Returns z1 (n, G, 2) and node log-weights lw (G,)
-    (with the same constants dropped as the Gauss-Hermite grid's importance weights, so log_norm is comparable).
+    omega1: (n, 2) first-layer means; sd1: proposal scale; reach: the half-width in v (default: from omega1 as
+    above; give the value of all samples to build the nodes of a block of them). Returns z1 (n, G, 2) and node
+    log-weights lw (G,) (with the same constants dropped as the Gauss-Hermite grid's importance weights, so
+    log_norm is comparable).
     """
     omega1 = np.asarray(omega1, dtype=np.float64)
     a = np.sqrt(2.0 * c)
     uh, lwu = gauss_hermite_grid(n1d, 1)
-    reach = np.max(np.abs(omega1[:, 0] - omega1[:, 1])) / np.sqrt(2.0) + 8.0 * sd1
+    if reach is None:
+        reach = ridge_reach(omega1, sd1)
     t = np.linspace(-1.0, 1.0, 2 * n1d) * np.arcsinh(reach / a)
     v = a * np.sinh(t)
     # v: Lebesgue weights a h cosh(t), divided by the proposal normalisation sqrt(2 pi) sd1 that the 2-D
@@ -142,6 +145,12 @@ def ridge_grid(omega1, sd1: float, c: float, n1d: int):
     Vv = np.tile(v, n1d)[None, :]
     z1 = np.stack([(U + Vv) / np.sqrt(2.0), np.broadcast_to((U - Vv) / np.sqrt(2.0), U.shape)], axis=-1)
     return z1, (lw_u[:, None] + lwv[None, :]).ravel()
+
+
+def ridge_reach(omega1, sd1: float) -> float:
+    """Half-width in v = (z11 - z12)/sqrt(2) that ridge_grid covers for first-layer means omega1 (n, 2)."""
+    omega1 = np.asarray(omega1, dtype=np.float64)
+    return float(np.max(np.abs(omega1[:, 0] - omega1[:, 1])) / np.sqrt(2.0) + 8.0 * sd1)
 
 
 def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
@@ -447,7 +456,9 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
     ess = np.empty(n)
     ridge = L == 2 and method == "A" and c < quad.ridge_c
     if ridge:
-        z1_ridge, lw_ridge = ridge_grid(omega[:, 0, :], float(sd[0]), c, n1d)
+        # one v-range for all samples (the grid must not depend on the block), nodes built block by block
+        reach = ridge_reach(omega[:, 0, :], float(sd[0]))
+        lw_ridge = ridge_grid(omega[:1, 0, :], float(sd[0]), c, n1d, reach)[1]
         per = max(1, int(quad.chunk_elems // (2 * lw_ridge.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
@@ -475,7 +486,10 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
         if method == "A*":
             z1, node_lw = _nodes_local(omega[sl], V, tuple(a[sl] for a in comps), u, lw, u_loc, lw_loc)
         else:  # parametrisation "A", L = 2 (L = 3 returned above)
-            z1 = z1_ridge[sl] if ridge else omega[sl, None, 0, :] + sd[0] * u[None, :, :]
+            if ridge:
+                z1 = ridge_grid(omega[sl, 0, :], float(sd[0]), c, n1d, reach)[0]
+            else:
+                z1 = omega[sl, None, 0, :] + sd[0] * u[None, :, :]
             node_lw = lw_ridge if ridge else lwp
         mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_l2(x[sl], omega[sl], P, c, z1, node_lw, n1d, method)
     cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
