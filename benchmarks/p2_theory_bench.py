@@ -5,7 +5,7 @@
     python benchmarks/p2_theory_bench.py se_curve      # L=2 SE curve over 48 alphas (target < 2 min)
     python benchmarks/p2_theory_bench.py phase_diagram # 16-point phase diagram (target < 5 min)
     python benchmarks/p2_theory_bench.py depth3        # depth-3 SE curve (target < 15 min)
-    python benchmarks/p2_theory_bench.py depth3_grid   # one depth-3 channel average at the paper's size: NumPy vs JAX
+    python benchmarks/p2_theory_bench.py depth3_grid   # one depth-3 channel average, paper size: NumPy vs JAX (CPU)
     python benchmarks/p2_theory_bench.py authors3      # the authors' depth-3 estimator recomputed: one SE iteration
     python benchmarks/p2_theory_bench.py threshold_precision  # alpha_last at c = 1: SE vs time, plain MC vs QMC
 Options: --quick (smaller sizes, for a smoke check of the benchmark itself).
@@ -134,7 +134,8 @@ def bench_depth3(quick):
 
 def bench_depth3_grid(quick):
     """One SE channel average at the paper's depth-3 settings (8^4 nodes, 2000 teacher draws), in the same process
-    with the NumPy reference and the compiled JAX grid (compilation excluded: one warm-up call each)."""
+    with the NumPy path (the default) and the compiled JAX grid (compilation excluded: one warm-up call each);
+    CPU seconds of the process, which a shared machine disturbs less than wall time."""
     from smattn.p2.theory.state_evolution import channel_average, draw_teacher
 
     n = 200 if quick else 2000
@@ -144,11 +145,12 @@ def bench_depth3_grid(quick):
     for backend in ("numpy", "jax"):
         quad = QuadratureSettings(n1d=8, backend=backend)
         channel_average(Q, 1.0, draw_teacher(8, 3, 1), quad, v_reg=1e-3)  # compile
-        t0 = time.perf_counter()
-        out[backend] = (channel_average(Q, 1.0, d, quad, v_reg=1e-3), time.perf_counter() - t0)
+        t0 = time.process_time()
+        out[backend] = (channel_average(Q, 1.0, d, quad, v_reg=1e-3), time.process_time() - t0)
     (r_np, t_np), (r_jx, t_jx) = out["numpy"], out["jax"]
     print(
-        f"[depth3_grid] {n} draws, 8^4 nodes x 2 signs: NumPy {t_np:.2f} s, JAX {t_jx:.2f} s ({t_np / t_jx:.2f}x); "
+        f"[depth3_grid] {n} draws, 8^4 nodes x 2 signs, CPU: NumPy {t_np:.2f} s, JAX {t_jx:.2f} s "
+        f"(NumPy {t_jx / t_np:.2f}x faster); "
         f"max |R difference| {np.abs(r_np['R'] - r_jx['R']).max():.1e}"
     )
 

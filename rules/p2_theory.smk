@@ -127,6 +127,7 @@ rule p2_thresholds_c:
         runtime=30,
     params:
         n_k=P2T["pd_n_k"],
+        last_se_target=P2T["pd_last_se_target"],
         n_first=P2T["pd_n_first"],
         qmc_sets=P2T["pd_qmc_sets"],
         q_points=P2T["pd_q_points"],

@@ -26,6 +26,7 @@ def _first_record(r, prefix):
         f"{prefix}_grid_shift": r["alpha_grid_shift"],
         f"{prefix}_min_ess": r["min_ess"],
         f"{prefix}_evaluations": r["n_evaluations"],
+        f"{prefix}_refine_converged": r["refine_converged"],
     }
 
 
@@ -35,11 +36,14 @@ def main(io):
     t0 = time.time()
     quad = QuadratureSettings(n1d=P.n1d)
     fine = QuadratureSettings(n1d=int(1.5 * P.n1d), n_local=24)
-    last = alpha_last(c, quad, n_samples=P.n_k, seed=P.seed, n_rep=P.qmc_sets, show_progress=True)
+    # the sample grows until the standard error of alpha_last reaches its target (at most n_k draws)
+    last = alpha_last(
+        c, quad, n_samples=P.n_k, seed=P.seed, n_rep=P.qmc_sets, se_target=P.last_se_target, show_progress=True
+    )
     # quadrature check of K on the first quarter of the same quasi-random sets (common random numbers), at 1.5x the
     # nodes (below c = 0.05 the first-layer grid is the ridge grid of channel_denoiser.ridge_grid)
-    sub = alpha_last(c, quad, n_samples=P.n_k // 4, seed=P.seed, n_rep=P.qmc_sets)
-    sub_fine = alpha_last(c, fine, n_samples=P.n_k // 4, seed=P.seed, n_rep=P.qmc_sets)
+    sub = alpha_last(c, quad, n_samples=last["n_used"] // 4, seed=P.seed, n_rep=P.qmc_sets)
+    sub_fine = alpha_last(c, fine, n_samples=last["n_used"] // 4, seed=P.seed, n_rep=P.qmc_sets)
     grid = q2_grid(P.q_points, q_max=P.q_max)
     first = alpha_first_refined(
         c,
@@ -72,6 +76,9 @@ def main(io):
         "K": last["K"].tolist(),
         "K_se": last["K_se"].tolist(),
         "alpha_last_n": last["n_used"],
+        "alpha_last_se_target": last["se_target"],
+        "alpha_last_se_reached": last["se_reached"],
+        "alpha_last_se_history": last["se_history"],
         "alpha_last_min_ess": last["min_ess"],
         "alpha_last_fine_grid": last["alpha"] + sub_fine["alpha"] - sub["alpha"],
         "alpha_last_grid_shift": sub_fine["alpha"] - sub["alpha"],

@@ -30,7 +30,6 @@ from multiprocessing import get_context
 import numpy as np
 
 from .attention_link import (
-    apply_skip_matrix,
     check_skip,
     preimage,
     skip_matrix_det,
@@ -41,10 +40,12 @@ from .attention_link import (
 from .depth3_grid import depth3_moments
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
 
-__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid"]
+__all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid", "ridge_reach"]
 
 PRIOR_SHARE = 0.2  # "A*": mixture weight of the prior-centred grid
 _LOG_TINY = -700.0
+_L2_BLOCK = 12_288  # L = 2: (sample, node) pairs per block of _moments_l2: arrays of ~100 kB (cache; speed only)
+_L3_BLOCK = 8_192  # L = 3, NumPy backend: the same for _moments_depth3 (its ~30 arrays of a block fit in L2)
 
 
 @dataclass
@@ -113,7 +114,7 @@ def _apply_Ainv(z, v, c):
     )
 
 
-def ridge_grid(omega1, sd1: float, c: float, n1d: int):
+def ridge_grid(omega1, sd1: float, c: float, n1d: int, reach: float | None = None):
     """First-layer nodes for L = 2, parametrisation "A", resolving the ridge of 1/det A_c(z1) on z11 = z12.
 
     det A_c(z1) = (1 + c)(c + 1 - p - q) and 1 - p - q ~ (z11 - z12)^2 / 4 near the diagonal, so the weight
@@ -123,13 +124,16 @@ def ridge_grid(omega1, sd1: float, c: float, n1d: int):
     on 2 n1d uniform nodes in t covering |v| <= max |omega_v| + 8 sd1 (the trapezoid rule in t converges
     exponentially for integrands that are smooth in t; the sinh map spaces the v nodes geometrically from a).
 
-    omega1: (n, 2) first-layer means; sd1: proposal scale. Returns z1 (n, G, 2) and node log-weights lw (G,)
-    (with the same constants dropped as the Gauss-Hermite grid's importance weights, so log_norm is comparable).
+    omega1: (n, 2) first-layer means; sd1: proposal scale; reach: the half-width in v (default: from omega1 as
+    above; give the value of all samples to build the nodes of a block of them). Returns z1 (n, G, 2) and node
+    log-weights lw (G,) (with the same constants dropped as the Gauss-Hermite grid's importance weights, so
+    log_norm is comparable).
     """
     omega1 = np.asarray(omega1, dtype=np.float64)
     a = np.sqrt(2.0 * c)
     uh, lwu = gauss_hermite_grid(n1d, 1)
-    reach = np.max(np.abs(omega1[:, 0] - omega1[:, 1])) / np.sqrt(2.0) + 8.0 * sd1
+    if reach is None:
+        reach = ridge_reach(omega1, sd1)
     t = np.linspace(-1.0, 1.0, 2 * n1d) * np.arcsinh(reach / a)
     v = a * np.sinh(t)
     # v: Lebesgue weights a h cosh(t), divided by the proposal normalisation sqrt(2 pi) sd1 that the 2-D
@@ -143,15 +147,65 @@ def ridge_grid(omega1, sd1: float, c: float, n1d: int):
     return z1, (lw_u[:, None] + lwv[None, :]).ravel()
 
 
-def _configurations_l2(x, z1, c):
-    """L = 2, parametrisation "A" on given first-layer nodes z1 (n, G, 2): Z (n, 2G, 2, 2) and logj (n, 2G)."""
-    n, G, _ = z1.shape
-    z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
-    Z = np.empty((n, 2, G, 2, 2))
-    Z[:, :, :, 0] = z1[:, None]
-    Z[:, 0, :, 1] = z2
-    Z[:, 1, :, 1] = -z2
-    return Z.reshape(n, 2 * G, 2, 2), np.broadcast_to(logdet[:, None, :], (n, 2, G)).reshape(n, 2 * G)
+def ridge_reach(omega1, sd1: float) -> float:
+    """Half-width in v = (z11 - z12)/sqrt(2) that ridge_grid covers for first-layer means omega1 (n, 2)."""
+    omega1 = np.asarray(omega1, dtype=np.float64)
+    return float(np.max(np.abs(omega1[:, 0] - omega1[:, 1])) / np.sqrt(2.0) + 8.0 * sd1)
+
+
+def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
+    """L = 2, parametrisation "A" on given first-layer nodes: posterior moments of one chunk of m samples.
+
+    The two branches z2 = s A_c(z1)^{-1} x, s = +-1, share the node z1, its log-weight lw and the Jacobian
+    1/det A_c(z1); only the last-layer terms of the Gaussian exponent differ.  With the normalised branch weights
+    w_+, w_-, W = w_+ + w_- and Delta = w_+ - w_-, the moments of the configuration (z1, s z2) are sums of W (even in
+    s: z1, z1 z1^T, z2 z2^T) and of Delta (odd: s z2, z1 (s z2)^T), so no configuration array of both branches is
+    built.  x: (m, 2) pre-images; omega: (m, 2, 2); P = V^{-1} (2, 2); z1: (m, K, 2) nodes; lw: (K,) or (m, K) node
+    log-weights without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t), log_norm (m,) and
+    ess (m,).  n1d, method: for the error message of a sample without an admissible node.
+    """
+    p, q = softmax_entries(z1)
+    i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+    x0, x1 = x[:, None, 0], x[:, None, 1]
+    z20, z21 = i00 * x0 + i01 * x1, i10 * x0 + i11 * x1
+    z10, z11 = z1[..., 0], z1[..., 1]
+    d0, d1 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
+    base = np.asarray(lw) - np.log(skip_matrix_det(p, q, c)) - 0.5 * P[0, 0] * (d0 * d0 + d1 * d1)
+    logw = []
+    for s in (1.0, -1.0):
+        e0, e1 = s * z20 - omega[:, None, 1, 0], s * z21 - omega[:, None, 1, 1]
+        lw_s = base - (P[0, 1] * (d0 * e0 + d1 * e1) + 0.5 * P[1, 1] * (e0 * e0 + e1 * e1))
+        lw_s[np.isnan(lw_s)] = -np.inf
+        logw.append(lw_s)
+    mx = np.maximum(np.max(logw[0], axis=1), np.max(logw[1], axis=1))[:, None]
+    if not np.all(np.isfinite(mx)):
+        bad = int(np.sum(~np.isfinite(mx)))
+        raise FloatingPointError(
+            f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
+            "increase n1d or use the other parametrisation"
+        )
+    wp, wm = np.exp(logw[0] - mx), np.exp(logw[1] - mx)
+    tot = (wp.sum(axis=1) + wm.sum(axis=1))[:, None]
+    wp /= tot
+    wm /= tot
+    W, Dw = wp + wm, wp - wm
+    # row-wise dot products (one pass each, no temporaries): much faster than batched 4 x K matmuls
+    Wz10, Wz11, Wz20, Dz20, Dz21 = W * z10, W * z11, W * z20, Dw * z20, Dw * z21
+    mu = np.stack([Wz10.sum(axis=1), Wz11.sum(axis=1), Dz20.sum(axis=1), Dz21.sum(axis=1)], axis=1)
+    S = np.empty((x.shape[0], 4, 4))
+    for i, j, a, b in (
+        (0, 0, Wz10, z10), (0, 1, Wz10, z11), (1, 1, Wz11, z11),  # z1 z1^T: even
+        (0, 2, Dz20, z10), (0, 3, Dz21, z10), (1, 2, Dz20, z11), (1, 3, Dz21, z11),  # z1 (s z2)^T: odd
+        (2, 2, Wz20, z20), (2, 3, Wz20, z21), (3, 3, W * z21, z21),  # z2 z2^T: even
+    ):  # fmt: skip
+        S[:, i, j] = np.einsum("ng,ng->n", a, b)
+        S[:, j, i] = S[:, i, j]
+    return (
+        mu.reshape(-1, 2, 2),
+        S - mu[:, :, None] * mu[:, None, :],
+        (mx + np.log(tot))[:, 0],
+        1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
+    )
 
 
 def _dz2_dz1(z1, z2, c):
@@ -203,30 +257,21 @@ def _local_components(x, omega, V, c, inflate):
     return means, chol, valid, log_mass
 
 
-def _log_gauss2(z, m, chol):
-    """log N(z; m, L L^T) for z (..., 2), m (..., 2), chol (..., 2, 2)."""
-    d = z - m
-    y0 = d[..., 0] / chol[..., 0, 0]
-    y1 = (d[..., 1] - chol[..., 1, 0] * y0) / chol[..., 1, 1]
-    return -0.5 * (y0 * y0 + y1 * y1) - np.log(chol[..., 0, 0] * chol[..., 1, 1]) - np.log(2.0 * np.pi)
-
-
-def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=None):
+def _nodes_local(omega, V, components, u, lw, u_loc, lw_loc):
     """Parametrisation A (L = 2) on a deterministic mixture of grids: the global prior grid plus mode-centred grids.
 
     Every node z1 of component j gets the weight  pi_j w_k target(z1) / q_mix(z1) with q_mix = sum_j pi_j q_j: each
     component's grid integrates q_j (f / q_mix) and the pi_j-weighted sum is the integral of f.  The prior component
-    uses the grid (u, lw); the four mode components may use a smaller grid (u_loc, lw_loc), since the posterior is
-    close to Gaussian around each mode.
-    Returns Z (n, K, 2, 2) and log-weight offsets (n, K) (to which the Gaussian term is added by the caller).
+    uses the grid (u, lw); the four mode components use the grid (u_loc, lw_loc), which may be smaller, since the
+    posterior is close to Gaussian around each mode.  components: _local_components of the n samples.
+    Returns the nodes z1 (n, K, 2) and their log-weights log(pi_j w_k / q_mix(z1)) (n, K) (the Jacobian and the
+    Gaussian term are added by _moments_l2).
     """
-    n = x.shape[0]
-    if u_loc is None:
-        u_loc, lw_loc = u, lw
+    n = omega.shape[0]
     G = u.shape[0]
     Gl = u_loc.shape[0]
     sd1 = np.sqrt(V[0, 0])
-    means, chol, valid, log_mass = _local_components(x, omega, V, c, inflate)
+    means, chol, valid, log_mass = components
     comp_m = np.concatenate([omega[:, None, 0, :], means], axis=1)  # (n, 5, 2)
     comp_L = np.concatenate([np.broadcast_to(sd1 * np.eye(2), (n, 1, 2, 2)), chol], axis=1)
     comp_ok = np.concatenate([np.ones((n, 1), dtype=bool), valid], axis=1)
@@ -241,26 +286,33 @@ def _configurations_local(x, omega, V, c, u, lw, inflate, u_loc=None, lw_loc=Non
     log_pi = np.concatenate([np.where(any_mode, np.log(PRIOR_SHARE), 0.0), np.log1p(-PRIOR_SHARE) + log_share], axis=1)
     log_pi = np.where(comp_ok, log_pi, -np.inf)
     z_prior = comp_m[:, 0, None, :] + sd1 * u[None, :, :]  # (n, G, 2)
-    z_loc = means[:, :, None, :] + np.einsum("njab,kb->njka", chol, u_loc)  # (n, 4, Gl, 2)
+    # z_loc[n, j, k] = means[n, j] + chol[n, j] @ u_loc[k], (n, 4, Gl, 2)
+    z_loc = means[:, :, None, :] + chol[:, :, None, :, 0] * u_loc[:, 0, None]
+    z_loc += chol[:, :, None, :, 1] * u_loc[:, 1, None]
     z1 = np.concatenate([z_prior, z_loc.reshape(n, -1, 2)], axis=1)  # (n, G + 4 Gl, 2)
-    # log q_mix at every node
-    lq = np.stack([_log_gauss2(z1, comp_m[:, j, None, :], comp_L[:, j, None]) for j in range(5)], axis=-1)
-    lq = lq + log_pi[:, None, :]
-    lqmax = np.max(lq, axis=-1, keepdims=True)
-    log_qmix = (lqmax + np.log(np.sum(np.exp(lq - lqmax), axis=-1, keepdims=True)))[..., 0]
+    # log q_mix at every node: a log-sum-exp over the five components, accumulated component by component;
+    # log pi_j N(z; m_j, L_j L_j^T) = const_j - |y|^2 / 2 with y = L_j^{-1} (z - m_j) from per-component coefficients
+    inv00, inv11 = 1.0 / comp_L[..., 0, 0], 1.0 / comp_L[..., 1, 1]  # (n, 5)
+    inv10 = -comp_L[..., 1, 0] * inv00 * inv11
+    const = log_pi + np.log(inv00 * inv11) - np.log(2.0 * np.pi)
+    z10, z11 = z1[..., 0], z1[..., 1]
+    lq = []
+    for j in range(5):
+        d0, d1 = z10 - comp_m[:, j, None, 0], z11 - comp_m[:, j, None, 1]
+        y0, y1 = inv00[:, j, None] * d0, inv10[:, j, None] * d0 + inv11[:, j, None] * d1
+        lq.append(const[:, j, None] - 0.5 * (y0 * y0 + y1 * y1))
+    lqmax = lq[0]
+    for t in lq[1:]:
+        lqmax = np.maximum(lqmax, t)
+    acc = np.exp(lq[0] - lqmax)
+    for t in lq[1:]:
+        acc += np.exp(t - lqmax)
+    log_qmix = lqmax + np.log(acc)
     node_lw = np.concatenate([lw, np.tile(lw_loc, 4)])[None, :] + np.concatenate(
         [np.repeat(log_pi[:, :1], G, axis=1), np.repeat(log_pi[:, 1:], Gl, axis=1)], axis=1
     )
-    z2, logdet = _apply_Ainv(z1, np.broadcast_to(x[:, None, :], z1.shape), c)
-    K = z1.shape[1]
-    Z = np.empty((n, 2, K, 2, 2))
-    Z[:, 0, :, 0] = z1
-    Z[:, 1, :, 0] = z1
-    Z[:, 0, :, 1] = z2
-    Z[:, 1, :, 1] = -z2
-    off = node_lw - log_qmix - logdet  # (n, K)
-    off = np.where(np.isfinite(off), off, -np.inf)
-    return Z.reshape(n, -1, 2, 2), np.concatenate([off, off], axis=1)
+    off = node_lw - log_qmix  # (n, K)
+    return z1, np.where(np.isfinite(off), off, -np.inf)
 
 
 def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d):
@@ -268,61 +320,84 @@ def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d):
 
     The two branches z3 = +-B^{-1}x have the same (z1, z2) and Jacobian, and their quadratic forms differ only in
     the terms linear in z3: quad_s = A + s B.  With the branch weights w_+, w_- the moments follow from the sums
-    W = w_+ + w_- (even in z3) and Delta = w_+ - w_- (odd in z3), without building the configuration array
-    (about 2.5x faster than building it, which this replaced).  x: (m, 2); omega: (m, 3, 2); P = V^{-1} (3, 3);
-    sd: (3,) proposal scales; u: (G, 4) nodes; lwp: (G,) node log-weights.
+    W = w_+ + w_- (even in z3) and Delta = w_+ - w_- (odd in z3), without building the configuration array.
+    The chunk is processed in blocks of about _L3_BLOCK (sample, node) pairs that stay in the cache, each
+    coordinate as its own (m, G) array, and the moments are row-wise dot products.  x: (m, 2); omega: (m, 3, 2);
+    P = V^{-1} (3, 3); sd: (3,) proposal scales; u: (G, 4) nodes; lwp: (G,) node log-weights.
     Returns mean (m, 3, 2), cov (m, 6, 6), log_norm (m,), ess (m,).
     """
     m = x.shape[0]
-    z1 = omega[:, None, 0, :] + sd[0] * u[None, :, 0:2]  # (m, G, 2)
-    z2 = omega[:, None, 1, :] + sd[1] * u[None, :, 2:4]
-    a2 = apply_skip_matrix(z1, z2, c)
-    y1, ld1 = _apply_Ainv(a2, np.broadcast_to(x[:, None, :], z1.shape), c)
-    z3, ld2 = _apply_Ainv(z1, y1, c)
-    D1, D2 = z1 - omega[:, None, 0, :], z2 - omega[:, None, 1, :]
-    w3 = omega[:, None, 2, :]
+    out = np.empty((m, 3, 2)), np.empty((m, 6, 6)), np.empty(m), np.empty(m)
+    per = max(1, _L3_BLOCK // u.shape[0])
+    for i0 in range(0, m, per):
+        b = slice(i0, min(m, i0 + per))
+        for arr, val in zip(out, _moments_depth3_block(x[b], omega[b], P, sd, u, lwp, c), strict=True):
+            arr[b] = val
+    if not np.all(np.isfinite(out[2])):
+        bad = int(np.sum(~np.isfinite(out[2])))
+        raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d")
+    return out
 
-    def dot(a, b):
-        return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
 
-    lin = P[0, 2] * D1 + P[1, 2] * D2  # (m, G, 2)
+def _moments_depth3_block(x, omega, P, sd, u, lwp, c):
+    """One cache-sized block of _moments_depth3 (a sample without an admissible node gets log_norm -inf)."""
+    m = x.shape[0]
+    z10, z11 = omega[:, None, 0, 0] + sd[0] * u[None, :, 0], omega[:, None, 0, 1] + sd[0] * u[None, :, 1]
+    z20, z21 = omega[:, None, 1, 0] + sd[1] * u[None, :, 2], omega[:, None, 1, 1] + sd[1] * u[None, :, 3]
+    z1 = np.stack([z10, z11], axis=-1)
+    p1, q1 = softmax_entries(z1)
+    # a2 = A_c(z1) z2, y1 = A_c(a2)^{-1} x, z3 = A_c(z1)^{-1} y1 (the + branch), det B = det A_c(a2) det A_c(z1)
+    p2, q2 = softmax_entries(np.stack([(1.0 - p1 + c) * z20 + p1 * z21, q1 * z20 + (1.0 - q1 + c) * z21], axis=-1))
+    j00, j01, j10, j11 = skip_matrix_inverse(p2, q2, c)
+    x0, x1 = x[:, None, 0], x[:, None, 1]
+    y0, y1 = j00 * x0 + j01 * x1, j10 * x0 + j11 * x1
+    i00, i01, i10, i11 = skip_matrix_inverse(p1, q1, c)
+    z30, z31 = i00 * y0 + i01 * y1, i10 * y0 + i11 * y1
+    off = lwp[None, :] - np.log(skip_matrix_det(p1, q1, c) * skip_matrix_det(p2, q2, c))
+    d10, d11 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
+    d20, d21 = z20 - omega[:, None, 1, 0], z21 - omega[:, None, 1, 1]
+    w30, w31 = omega[:, None, 2, 0], omega[:, None, 2, 1]
+    l0, l1 = P[0, 2] * d10 + P[1, 2] * d20, P[0, 2] * d11 + P[1, 2] * d21
     A = (
-        P[0, 0] * dot(D1, D1)
-        + 2.0 * P[0, 1] * dot(D1, D2)
-        + P[1, 1] * dot(D2, D2)
-        - 2.0 * dot(lin, w3)
-        + P[2, 2] * (dot(z3, z3) + dot(w3, w3))
+        P[0, 0] * (d10 * d10 + d11 * d11)
+        + 2.0 * P[0, 1] * (d10 * d20 + d11 * d21)
+        + P[1, 1] * (d20 * d20 + d21 * d21)
+        - 2.0 * (l0 * w30 + l1 * w31)
+        + P[2, 2] * (z30 * z30 + z31 * z31 + (w30 * w30 + w31 * w31))
     )
-    B = 2.0 * dot(lin, z3) - 2.0 * P[2, 2] * dot(z3, w3)
-    off = lwp[None, :] - (ld1 + ld2)
-    lp = off - 0.5 * (A + B)
-    lm = off - 0.5 * (A - B)
+    B = 2.0 * (l0 * z30 + l1 * z31) - 2.0 * P[2, 2] * (z30 * w30 + z31 * w31)
+    lp, lm = off - 0.5 * (A + B), off - 0.5 * (A - B)
     lp[np.isnan(lp)] = -np.inf
     lm[np.isnan(lm)] = -np.inf
     mx = np.maximum(np.max(lp, axis=1), np.max(lm, axis=1))[:, None]
-    if not np.all(np.isfinite(mx)):
-        bad = int(np.sum(~np.isfinite(mx)))
-        raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d")
-    wp, wm = np.exp(lp - mx), np.exp(lm - mx)
+    safe = np.where(np.isfinite(mx), mx, 0.0)
+    wp, wm = np.exp(lp - safe), np.exp(lm - safe)
     tot = (wp.sum(axis=1) + wm.sum(axis=1))[:, None]
-    wp /= tot
-    wm /= tot
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wp /= tot
+        wm /= tot
     W, Dw = wp + wm, wp - wm
-    Y = np.concatenate([z1, z2], axis=-1)  # (m, G, 4)
-    m12 = np.einsum("ng,ngk->nk", W, Y)
-    m3 = np.einsum("ng,ngk->nk", Dw, z3)
+    even, odd = (z10, z11, z20, z21), (z30, z31)  # flat index a*2 + t: z1, z2 even in the sign, z3 odd
+    We, Do = [W * v for v in even], [Dw * v for v in odd]
+    mu = np.concatenate([np.stack([a.sum(axis=1) for a in We], 1), np.stack([a.sum(axis=1) for a in Do], 1)], 1)
     S = np.empty((m, 6, 6))
-    S[:, 0:4, 0:4] = np.matmul(np.swapaxes(Y * W[..., None], 1, 2), Y)
-    S[:, 0:4, 4:6] = np.matmul(np.swapaxes(Y * Dw[..., None], 1, 2), z3)
-    S[:, 4:6, 0:4] = np.swapaxes(S[:, 0:4, 4:6], 1, 2)
-    S[:, 4:6, 4:6] = np.matmul(np.swapaxes(z3 * W[..., None], 1, 2), z3)
-    mu = np.concatenate([m12, m3], axis=1)
-    return (
-        mu.reshape(m, 3, 2),
-        S - mu[:, :, None] * mu[:, None, :],
-        (mx + np.log(tot))[:, 0],
-        1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
-    )
+    for i in range(4):
+        for j in range(i, 4):
+            S[:, i, j] = np.einsum("ng,ng->n", We[i], even[j])
+        for j in range(2):
+            S[:, i, 4 + j] = np.einsum("ng,ng->n", Do[j], even[i])
+    S[:, 4, 4] = np.einsum("ng,ng->n", W * z30, z30)
+    S[:, 4, 5] = np.einsum("ng,ng->n", W * z30, z31)
+    S[:, 5, 5] = np.einsum("ng,ng->n", W * z31, z31)
+    iu = np.triu_indices(6, 1)
+    S[:, iu[1], iu[0]] = S[:, iu[0], iu[1]]
+    with np.errstate(invalid="ignore"):
+        return (
+            mu.reshape(m, 3, 2),
+            S - mu[:, :, None] * mu[:, None, :],
+            np.where(np.isfinite(mx), mx + np.log(tot), -np.inf)[:, 0],
+            1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
+        )
 
 
 def _depth3_block(x, omega, P, sd, u, lwp, c, n1d, backend, per):
@@ -379,12 +454,12 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
     cov = np.empty((n, 2 * L, 2 * L))
     log_norm = np.empty(n)
     ess = np.empty(n)
-    lwp_b = np.tile(lwp, nodes // u.shape[0]) if method != "A*" else None
     ridge = L == 2 and method == "A" and c < quad.ridge_c
     if ridge:
-        z1_ridge, lw_ridge = ridge_grid(omega[:, 0, :], float(sd[0]), c, n1d)
-        lwp_b = np.tile(lw_ridge, 2)
-        per = max(1, int(quad.chunk_elems // (lwp_b.size * L * 2)))
+        # one v-range for all samples (the grid must not depend on the block), nodes built block by block
+        reach = ridge_reach(omega[:, 0, :], float(sd[0]))
+        lw_ridge = ridge_grid(omega[:1, 0, :], float(sd[0]), c, n1d, reach)[1]
+        per = max(1, int(quad.chunk_elems // (2 * lw_ridge.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
         args = (P, sd, u, lwp, c, n1d, quad.backend, per)
@@ -402,39 +477,21 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
             )
         cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
+    # L = 2: blocks of about _L2_BLOCK (sample, node) pairs, so that the arrays of a block stay in the cache
+    per = min(per, max(1, _L2_BLOCK // (nodes // 2)))
+    if method == "A*":
+        comps = _local_components(x, omega, V, c, inflate)
     for i0 in range(0, n, per):
         sl = slice(i0, min(n, i0 + per))
         if method == "A*":
-            Z, off = _configurations_local(x[sl], omega[sl], V, c, u, lw, inflate, u_loc, lw_loc)
+            z1, node_lw = _nodes_local(omega[sl], V, tuple(a[sl] for a in comps), u, lw, u_loc, lw_loc)
         else:  # parametrisation "A", L = 2 (L = 3 returned above)
-            z1 = z1_ridge[sl] if ridge else omega[sl, None, 0, :] + sd[0] * u[None, :, :]
-            Z, logj = _configurations_l2(x[sl], z1, c)
-            off = lwp_b[None, :] - logj
-        D = Z - omega[sl, None, :, :]  # (m, K, L, 2)
-        quad = np.zeros(D.shape[:2])
-        for a in range(L):
-            for b in range(a, L):
-                term = D[:, :, a, 0] * D[:, :, b, 0] + D[:, :, a, 1] * D[:, :, b, 1]
-                quad += (P[a, a] if a == b else 2.0 * P[a, b]) * term
-        logw = off - 0.5 * quad
-        logw[np.isnan(logw)] = -np.inf
-        mx = np.max(logw, axis=1, keepdims=True)
-        if not np.all(np.isfinite(mx)):
-            bad = int(np.sum(~np.isfinite(mx)))
-            raise FloatingPointError(
-                f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
-                "increase n1d or use the other parametrisation"
-            )
-        w = np.exp(logw - mx)
-        tot = w.sum(axis=1, keepdims=True)
-        w /= tot
-        log_norm[sl] = (mx + np.log(tot))[:, 0]
-        ess[sl] = 1.0 / np.sum(w * w, axis=1)
-        Zf = Z.reshape(Z.shape[0], Z.shape[1], 2 * L)
-        m = np.matmul(w[:, None, :], Zf)[:, 0, :]
-        second = np.matmul(np.swapaxes(Zf * w[..., None], 1, 2), Zf)
-        mean[sl] = m.reshape(-1, L, 2)
-        cov[sl] = second - m[:, :, None] * m[:, None, :]
+            if ridge:
+                z1 = ridge_grid(omega[sl, 0, :], float(sd[0]), c, n1d, reach)[0]
+            else:
+                z1 = omega[sl, None, 0, :] + sd[0] * u[None, :, :]
+            node_lw = lw_ridge if ridge else lwp
+        mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_l2(x[sl], omega[sl], P, c, z1, node_lw, n1d, method)
     cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
     return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
 

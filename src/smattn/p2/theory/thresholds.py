@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import toms748
 
 from smattn.progress import progress
 
@@ -35,6 +36,8 @@ __all__ = [
     "phase_two_curve",
     "alpha_first",
     "alpha_first_refined",
+    "branch_point",
+    "linearised_root",
     "Thresholds",
     "thresholds",
 ]
@@ -78,32 +81,63 @@ def alpha_last(
     seed: int = 0,
     sampling: str = "qmc",
     n_rep: int = 8,
+    se_target: float | None = None,
+    n_start: int = 4096,
     show_progress: bool = False,
 ):
     """Initial-recovery threshold 1 / max_a K_aa and the K matrix (dict).
 
     sampling "qmc": n_rep scrambled Sobol' sets of 2**log2_n points (qmc_plan; about n_samples draws in all), K is
     their mean and K_se their spread / sqrt(n_rep); "mc": n_samples plain Monte-Carlo draws, per-draw standard
-    error.  Returns dict with alpha, alpha_se (K_se / K^2 of the leading entry), layer (1-based), K, K_se (L, L),
-    min_ess, n_used, sampling and, for qmc, K_reps (n_rep, L, L).
+    error.
+    se_target ("qmc" only): the sample is sized by the standard error it must reach.  The sets start with about
+    n_start draws in all and every set is doubled (its next 2**log2_n Sobol' points, so a set stays a scrambled net
+    and no draw is evaluated twice) until alpha_se <= se_target or the sets hold about n_samples draws in all (the
+    cap).  The result is then the same as a single pass at the final size.  The stopping rule looks at the estimated
+    standard error itself, which is somewhat optimistic in the sample that stops (se_history records every step).
+    Returns dict with alpha, alpha_se (K_se / K^2 of the leading entry), layer (1-based), K, K_se (L, L),
+    min_ess, n_used, sampling and, for qmc, K_reps (n_rep, L, L), se_target, se_reached and se_history
+    (list of (n_used, alpha_se) after each size).
     """
     check_skip(c)
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+    if se_target is not None and not (sampling == "qmc" and se_target > 0):
+        raise ValueError(f"se_target needs sampling 'qmc' and a value > 0, got {se_target!r} with {sampling!r}")
     if sampling == "mc":
         K, K_se, ess = initial_operator(c, draw_teacher(n_samples, 2, seed), quad)
         extra = {"n_used": int(n_samples)}
     else:
-        log2_n, n_used = qmc_plan(n_samples, n_rep)
-        reps, ess = [], np.inf
+        log2_cap, _ = qmc_plan(n_samples, n_rep)
+        log2_n = log2_cap if se_target is None else min(log2_cap, qmc_plan(n_start, n_rep)[0])
         seeds = np.random.SeedSequence(seed).spawn(n_rep)
-        for s in progress(seeds, desc=f"alpha_last c={c:g} (QMC sets)") if show_progress else seeds:
-            K_r, _, e = initial_operator(c, draw_teacher_qmc(log2_n, 2, s), quad)
-            reps.append(K_r)
-            ess = min(ess, e)
-        reps = np.array(reps)
-        K, K_se = reps.mean(0), reps.std(0, ddof=1) / np.sqrt(n_rep)
-        extra = {"n_used": int(n_used), "K_reps": reps}
+        sums, done, ess, history = 0.0, 0, np.inf, []
+        while True:
+            parts = []
+            it = progress(seeds, desc=f"alpha_last c={c:g} (QMC sets of {2**log2_n})") if show_progress else seeds
+            for s in it:
+                # a fresh copy of the set's seed sequence: SciPy's scrambling spawns from it, so a reused object
+                # would scramble the set differently at every size (and its prefix would not be the smaller set)
+                d = draw_teacher_qmc(log2_n, 2, np.random.SeedSequence(s.entropy, spawn_key=s.spawn_key))
+                K_r, _, e = initial_operator(c, TeacherDraws(d.xi[done:], d.U[done:]), quad)
+                parts.append(K_r * (len(d.xi) - done))  # the sum over the new points of the set
+                ess = min(ess, e)
+            sums, done = sums + np.array(parts), 2**log2_n
+            reps = sums / done
+            K, K_se = reps.mean(0), reps.std(0, ddof=1) / np.sqrt(n_rep)
+            a = int(np.argmax(np.diag(K)))
+            se = float(K_se[a, a] / K[a, a] ** 2)
+            history.append((n_rep * done, se))
+            if se_target is None or se <= se_target or log2_n >= log2_cap:
+                break
+            log2_n += 1
+        extra = {
+            "n_used": int(n_rep * done),
+            "K_reps": reps,
+            "se_target": se_target,
+            "se_reached": bool(se_target is None or se <= se_target),
+            "se_history": history,
+        }
     a = int(np.argmax(np.diag(K)))
     return {
         "alpha": float(1.0 / K[a, a]),
@@ -220,7 +254,7 @@ def alpha_first(curve: dict, alpha_last: float | None = None, K11: float | None 
     return {"alpha": float(a), "q2": float(q), "found": True}
 
 
-def _branch_point(q: float, c: float, reps, quad: QuadratureSettings, v_reg: float) -> dict:
+def branch_point(q: float, c: float, reps, quad: QuadratureSettings, v_reg: float) -> dict:
     """alpha(q2), K1(q2) and h = alpha K1 - 1 at one q2: pooled over the scramblings and per scrambling."""
     avgs = [channel_average(np.diag([0.0, q]), c, d, quad, want_k1=True, v_reg=v_reg) for d in reps]
     R2 = np.array([a["R"][1, 1] for a in avgs])
@@ -238,6 +272,113 @@ def _branch_point(q: float, c: float, reps, quad: QuadratureSettings, v_reg: flo
     }
 
 
+def _coarse_scan(q_grid, c, quad, draws, v_reg, last, show_progress):
+    """The phase-II curve on q_grid (increasing) from one set of draws, evaluated up to its first sign change of
+    h = alpha K1 - 1 (the branch end q2 = 0 from the alpha_last record `last`, if given, comes first).
+
+    Returns the evaluated part of the curve (phase_two_curve's dict) and alpha_first of it (the same as alpha_first
+    of the whole curve: it takes the first sign change)."""
+    end = (last["alpha"], last["K"][0, 0]) if last is not None else ()
+    parts = []
+    if not (end and end[0] * end[1] >= 1.0):  # the first layer is not already unstable at the branch end
+        it = range(len(q_grid))
+        bar = progress(it, desc=f"phase-II branch c={c:g}", unit="q2") if show_progress else it
+        for i in bar:
+            p = phase_two_curve(q_grid[i : i + 1], c, quad, draws=draws, v_reg=v_reg)
+            parts.append(p)
+            if p["alpha"][0] * p["K1"][0] >= 1.0:
+                break
+    keys = ("q2", "R2", "R2_se", "alpha", "K1", "K1_se", "min_ess")
+    coarse = {k: np.concatenate([p[k] for p in parts]) if parts else np.empty(0) for k in keys}
+    return coarse, alpha_first(coarse, *end)
+
+
+def _grid_bracket(grid, q_first, h_at):
+    """Neighbouring grid points (lo, hi) with pooled h(lo) < 0 <= h(hi), starting from the grid interval of the
+    coarse root q_first and moving along the grid while the pooled h does not change sign there; None if it
+    never does."""
+    hi = min(max(int(np.searchsorted(grid, q_first)), 1), len(grid) - 1)
+    lo = hi - 1
+    for _ in range(len(grid)):
+        a, b = h_at(grid[lo])["h"], h_at(grid[hi])["h"]
+        if a < 0 <= b:
+            return grid[lo], grid[hi]
+        if a >= 0 and lo > 0:
+            lo, hi = lo - 1, lo
+        elif b < 0 and hi < len(grid) - 1:
+            lo, hi = hi, hi + 1
+        else:
+            return None
+    return None
+
+
+def _probe_bracket(q_c, grid, h_at, tries: int = 6):
+    """A bracket (lo, hi) of the pooled root, pooled h(lo) < 0 <= h(hi), from the coarse root q_c: h at q_c, then
+    at q_c -+ delta towards the sign change, delta = (1 - q_c) / 10 doubling while the sign stays (within the
+    grid's range); None if it does not change sign there."""
+    lo_lim, hi_lim = float(grid[0]), float(grid[-1])
+    q0 = float(np.clip(q_c, lo_lim, hi_lim))
+    a, delta = h_at(q0)["h"], 0.1 * (1.0 - q0)
+    step = 1.0 if a < 0 else -1.0
+    for _ in range(tries):
+        q1 = float(np.clip(q0 + step * delta, lo_lim, hi_lim))
+        if q1 == q0:
+            return None
+        b = h_at(q1)["h"]
+        if (a < 0) != (b < 0):
+            return (q0, q1) if step > 0 else (q1, q0)
+        q0, a, delta = q1, b, 2.0 * delta
+    return None
+
+
+def _refine(h_at, cache, qa, qb, q_tol, max_refine):
+    """Root of the pooled h in (qa, qb) by SciPy's TOMS 748 to q_tol, and the tightest evaluated bracket around it.
+
+    Returns (qa, qb, converged) with h(qa) < 0 <= h(qb) among the cached points."""
+    root, info = toms748(lambda q: h_at(q)["h"], qa, qb, xtol=q_tol, maxiter=max_refine, full_output=True, disp=False)
+    qs = sorted(q for q in cache if qa <= q <= qb)
+    pairs = [(u, v) for u, v in zip(qs[:-1], qs[1:], strict=True) if cache[u]["h"] < 0 <= cache[v]["h"]]
+    u, v = min(pairs, key=lambda p: abs(0.5 * (p[0] + p[1]) - root))
+    return u, v, bool(info.converged)
+
+
+def linearised_root(a: dict, b: dict, wa: dict, wb: dict, n_rep: int) -> dict:
+    """alpha_first and its error bar from pooled branch points: a, b the tightest evaluated bracket of the root
+    (h(a) < 0 <= h(b)), wa, wb a wider one (the bracket the refinement started from).
+
+    The root q* of the linear interpolation of h in (a, b), with alpha, K1 and the per-scrambling alpha_r, h_r
+    interpolated there; per scrambling r the linearised root alpha_r(q*) - alpha'(q*) h_r(q*) / h'(q*), and the
+    standard error is their spread / sqrt(n_rep).  The slopes h', alpha' are secants over the wider bracket: the
+    per-scrambling roots lie a few 1e-3 in q2 from q* (q2_se), and over the tightest bracket (~1e-5 wide) the
+    secant of h is dominated by small jumps of the quadrature rule in q2 (a few 1e-4 in h in the mode-centred
+    parametrisation), which made it up to twice the slope on the scale of the roots."""
+    dq = b["q2"] - a["q2"]
+    q_star = a["q2"] - a["h"] * dq / (b["h"] - a["h"])
+    t = (q_star - a["q2"]) / dq
+    wq = wb["q2"] - wa["q2"]
+    dh, dal = (wb["h"] - wa["h"]) / wq, (wb["alpha"] - wa["alpha"]) / wq
+    h_r = a["h_r"] + t * (b["h_r"] - a["h_r"])
+    al_r = a["alpha_r"] + t * (b["alpha_r"] - a["alpha_r"])
+    first_r = al_r - dal * h_r / dh
+    return {
+        "alpha": float(a["alpha"] + t * (b["alpha"] - a["alpha"])),
+        "alpha_se": float(first_r.std(ddof=1) / np.sqrt(n_rep)),
+        "q2": float(q_star),
+        "q2_se": float((q_star - h_r / dh).std(ddof=1) / np.sqrt(n_rep)),
+        "K1": float(a["K1"] + t * (b["K1"] - a["K1"])),
+        "alpha_reps": first_r,
+        "slopes": (dh, dal),
+    }
+
+
+def _first_result(base: dict, **fields) -> dict:
+    """A result of alpha_first_refined: the defaults of "nothing found", overridden by fields."""
+    nan = float("nan")
+    out = {"alpha": nan, "alpha_se": nan, "q2": nan, "q2_se": nan, "K1": nan, "found": False, "how": "none"}
+    out.update(n_evaluations=0, min_ess=nan, points={}, alpha_grid_shift=nan, refine_converged=False)
+    return {**base, **out, **fields}
+
+
 def alpha_first_refined(
     c: float,
     quad: QuadratureSettings = DEFAULT_QUADRATURE,
@@ -248,164 +389,108 @@ def alpha_first_refined(
     n_rep: int = 8,
     seed: int = 0,
     last: dict | None = None,
-    q_tol: float = 1e-4,
+    q_tol: float = 3e-4,
     max_refine: int = 12,
     quad_check: QuadratureSettings | None = None,
+    check_share: float = 0.25,
     show_progress: bool = False,
 ) -> dict:
     """Self-consistent first-layer threshold with a standard error (randomised quasi-Monte-Carlo).
 
-    1. bracket: the phase-II curve on q_grid (q2 values in (0, 1)) from the first scrambling alone, and its first
+    1. bracket: the phase-II curve on q_grid (q2 values in (0, 1)) from the first scrambling alone, up to its first
        sign change of h(q2) = alpha(q2) K1(q2) - 1 (alpha_first; the end point q2 = 0 of the branch is added when
        last, the alpha_last record, is given);
-    2. refine: regula falsi (Illinois) on h averaged over all n_rep scramblings (about n_samples draws in all,
-       common to every q2) until the bracket is narrower than q_tol, widening it along q_grid if the pooled h does
-       not change sign there;
-    3. error bar: per scrambling r, the linearised root alpha_r(q*) - alpha'(q*) h_r(q*) / h'(q*) (slopes of the
-       pooled curve over the final bracket); the standard error is their spread / sqrt(n_rep);
-    4. quadrature check (if quad_check is given): h at the root with quad and with quad_check on the same draws;
-       alpha_grid_shift = -alpha'(q*) dh / h'(q*) is the move of the threshold under the finer quadrature.
+    2. refine: the root of h averaged over all n_rep scramblings (about n_samples draws in all, common to every
+       q2) by SciPy's TOMS 748 (scipy.optimize.toms748) to q_tol, in a bracket found by probing from the coarse
+       root q_c by steps of (1 - q_c)/10, 2 (1 - q_c)/10, ... (_probe_bracket), else in the grid interval of step
+       1 moved along q_grid until the pooled h changes sign (q_tol 3e-4: the linear interpolation of step 3 in a
+       bracket that wide moves alpha by ~1e-5, against a standard error of a few 1e-3);
+    3. error bar: per scrambling r, the linearised root alpha_r(q*) - alpha'(q*) h_r(q*) / h'(q*) (secant slopes
+       of the pooled curve over the bracket of step 2, see linearised_root); the standard error is their
+       spread / sqrt(n_rep);
+    4. quadrature check (if quad_check is given): h at the root with quad and with quad_check on the same draws (the
+       first check_share of every set); alpha_grid_shift = -alpha'(q*) dh / h'(q*) is the move of the threshold
+       under the finer quadrature.
 
     Returns dict with alpha, alpha_se, q2, q2_se, K1 (at the root), found, how ("refined", "at alpha_last" when the
     first layer is already unstable at the start of the branch, "none" when h < 0 on the whole grid), n_used,
-    n_evaluations, min_ess, coarse (the step-1 curve, dict of arrays) and the evaluated points (q2, alpha, h).
+    n_evaluations (pooled points), refine_converged, min_ess, coarse (the step-1 curve up to its sign change, dict of
+    arrays) and the evaluated points (q2, alpha, h).
     """
     check_skip(c)
-    q_grid = np.asarray(q_grid, dtype=np.float64)
+    if not 0 < check_share <= 1:
+        raise ValueError(f"check_share must lie in (0, 1], got {check_share!r}")
+    q_grid = np.sort(np.asarray(q_grid, dtype=np.float64))
     log2_n, n_used = qmc_plan(n_samples, n_rep)
     reps = [draw_teacher_qmc(log2_n, 2, s) for s in np.random.SeedSequence(seed).spawn(n_rep)]
-    coarse = phase_two_curve(q_grid, c, quad, draws=reps[0], v_reg=v_reg, show_progress=show_progress)
-    first = alpha_first(coarse, *((last["alpha"], last["K"][0, 0]) if last is not None else ()))
-    base = {"n_used": int(n_used), "coarse": coarse, "v_reg": float(v_reg), "alpha_grid_shift": float("nan")}
+    coarse, first = _coarse_scan(q_grid, c, quad, reps[0], v_reg, last, show_progress)
+    base = {"n_used": int(n_used), "coarse": coarse, "v_reg": float(v_reg)}
     if not first["found"]:
-        return {
-            **base,
-            "alpha": float("nan"),
-            "alpha_se": float("nan"),
-            "q2": float("nan"),
-            "q2_se": float("nan"),
-            "K1": float("nan"),
-            "found": False,
-            "how": "none",
-            "n_evaluations": 0,
-            "min_ess": float("nan"),
-            "points": {},
-        }
+        return _first_result(base)
     if first["q2"] == 0.0:
-        return {
-            **base,
-            "alpha": first["alpha"],
-            "alpha_se": float(last["alpha_se"]),
-            "q2": 0.0,
-            "q2_se": 0.0,
-            "K1": float(last["K"][0, 0]),
-            "found": True,
-            "how": "at alpha_last",
-            "n_evaluations": 0,
-            "min_ess": float("nan"),
-            "points": {},
-        }
+        return _first_result(
+            base,
+            alpha=first["alpha"],
+            alpha_se=float(last["alpha_se"]),
+            q2=0.0,
+            q2_se=0.0,
+            K1=float(last["K"][0, 0]),
+            found=True,
+            how="at alpha_last",
+        )
     cache = {}
-
-    def h_at(q):
-        if q not in cache:
-            cache[q] = _branch_point(q, c, reps, quad, v_reg)
-        return cache[q]
-
-    # bracket of the pooled h on the grid, starting from the coarse one
-    grid = np.sort(q_grid)
-    hi = int(np.searchsorted(grid, first["q2"]))
-    hi = min(max(hi, 1), len(grid) - 1)
-    lo = hi - 1
     bar = (
         progress(total=max_refine + 4, desc=f"alpha_first c={c:g} v_reg={v_reg:g}", unit="eval")
         if show_progress
         else None
     )
-    for _ in range(len(grid)):
-        a, b = h_at(grid[lo]), h_at(grid[hi])
-        if bar is not None:
-            bar.update(1)
-        if a["h"] < 0 <= b["h"]:
-            break
-        if a["h"] >= 0 and lo > 0:
-            lo, hi = lo - 1, lo
-        elif b["h"] < 0 and hi < len(grid) - 1:
-            lo, hi = hi, hi + 1
-        else:
-            break
-    a, b = h_at(grid[lo]), h_at(grid[hi])
-    if not a["h"] < 0 <= b["h"]:
+
+    def h_at(q):
+        q = float(q)
+        if q not in cache:
+            cache[q] = branch_point(q, c, reps, quad, v_reg)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(q2=f"{q:.6f}", h=f"{cache[q]['h']:.1e}", refresh=False)
+        return cache[q]
+
+    bracket = _probe_bracket(first["q2"], q_grid, h_at) or _grid_bracket(q_grid, first["q2"], h_at)
+    if bracket is None:
         if bar is not None:
             bar.close()
-        return {
-            **base,
-            "alpha": first["alpha"],
-            "alpha_se": float("nan"),
-            "q2": first["q2"],
-            "q2_se": float("nan"),
-            "K1": float("nan"),
-            "found": True,
-            "how": "coarse only (pooled h does not change sign)",
-            "n_evaluations": len(cache),
-            "min_ess": float(min(p["min_ess"] for p in cache.values())),
-            "points": _points(cache),
-        }
-    # Illinois regula falsi on the pooled h
-    ha, hb = a["h"], b["h"]
-    qa, qb = a["q2"], b["q2"]
-    side = 0
-    for _ in range(max_refine):
-        if qb - qa < q_tol:
-            break
-        q = qa - ha * (qb - qa) / (hb - ha)
-        q = float(np.clip(q, qa + 0.01 * (qb - qa), qb - 0.01 * (qb - qa)))
-        p = h_at(q)
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(q2=f"{q:.6f}", h=f"{p['h']:.1e}", refresh=False)
-        if p["h"] < 0:
-            qa, ha = q, p["h"]
-            if side == -1:
-                hb *= 0.5
-            side = -1
-        else:
-            qb, hb = q, p["h"]
-            if side == 1:
-                ha *= 0.5
-            side = 1
+        return _first_result(
+            base,
+            alpha=first["alpha"],
+            q2=first["q2"],
+            found=True,
+            how="coarse only (pooled h does not change sign)",
+            n_evaluations=len(cache),
+            min_ess=float(min(p["min_ess"] for p in cache.values())),
+            points=_points(cache),
+        )
+    qa, qb, converged = _refine(h_at, cache, *bracket, q_tol, max_refine)
     if bar is not None:
         bar.close()
-    a, b = cache[qa], cache[qb]
-    dq = b["q2"] - a["q2"]
-    dh, dal = (b["h"] - a["h"]) / dq, (b["alpha"] - a["alpha"]) / dq
-    q_star = a["q2"] - a["h"] / dh
-    t = (q_star - a["q2"]) / dq
-    alpha_star = a["alpha"] + t * (b["alpha"] - a["alpha"])
-    h_r = a["h_r"] + t * (b["h_r"] - a["h_r"])
-    al_r = a["alpha_r"] + t * (b["alpha_r"] - a["alpha_r"])
-    q_r = q_star - h_r / dh
-    first_r = al_r - dal * h_r / dh
+    root = linearised_root(cache[qa], cache[qb], cache[bracket[0]], cache[bracket[1]], n_rep)
+    dh, dal = root.pop("slopes")
     shift = float("nan")
     if quad_check is not None:
-        h0 = _branch_point(q_star, c, reps, quad, v_reg)["h"]
-        h1 = _branch_point(q_star, c, reps, quad_check, v_reg)["h"]
+        m = max(2, int(check_share * 2**log2_n))
+        sub = [TeacherDraws(d.xi[:m], d.U[:m]) for d in reps]
+        h0 = branch_point(root["q2"], c, sub, quad, v_reg)["h"]
+        h1 = branch_point(root["q2"], c, sub, quad_check, v_reg)["h"]
         shift = float(-dal * (h1 - h0) / dh)
-    return {
-        **base,
-        "alpha_grid_shift": shift,
-        "alpha": float(alpha_star),
-        "alpha_se": float(first_r.std(ddof=1) / np.sqrt(n_rep)),
-        "q2": float(q_star),
-        "q2_se": float(q_r.std(ddof=1) / np.sqrt(n_rep)),
-        "K1": float(a["K1"] + t * (b["K1"] - a["K1"])),
-        "found": True,
-        "how": "refined",
-        "n_evaluations": len(cache),
-        "min_ess": float(min(p["min_ess"] for p in cache.values())),
-        "alpha_reps": first_r,
-        "points": _points(cache),
-    }
+    return _first_result(
+        base,
+        **root,
+        alpha_grid_shift=shift,
+        found=True,
+        how="refined",
+        refine_converged=converged,
+        n_evaluations=len(cache),
+        min_ess=float(min(p["min_ess"] for p in cache.values())),
+        points=_points(cache),
+    )
 
 
 def _points(cache: dict) -> dict:
