@@ -56,6 +56,7 @@ ALL_METRICS = [
     rules.p2_gamp_growth.output.metrics,
     rules.p2_fig2_right.output.metrics,
     rules.p2_fig3_right.output.metrics,
+    rules.p2_trec_sweep.output.metrics,
     rules.p1_fig2c.output.metrics,
     rules.p1_fig2e.output.metrics,
     rules.p1_fig5c.output.metrics,
@@ -87,3 +88,7 @@ rule all:
         rules.metrics_ledger.output.claims_csv,
         rules.data_summary.output.summary,
         rules.cost_table.output,
+
+
+# SLURM partition and account of every rule's jobs by kind (GPU or CPU), from config `cluster` (docs/cluster.md)
+place_on_partitions(workflow.rules, config.get("cluster"))

@@ -66,12 +66,12 @@ rule p1_hmc_sample:
         N=r"\d+",
     conda:
         "../envs/torch.yaml"
-    # chains run in parallel, one per thread (Snakemake caps the threads at --cores)
+    # no gpu: P = 100 sequences, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu);
+    # the chains run in parallel, one per thread (Snakemake caps the threads at --cores)
     threads: p1h_chains
     resources:
         mem_mb=4000,
         runtime=120,
-        gpu=1,
     params:
         temperature=P1H["temperature"],
         sampler=P1H["sampler"],

@@ -6,6 +6,12 @@
 P2D = group_params("p2_dynamics")
 P2D_TREC_REPS = list(range(P2D["trec_repetitions"]))
 P2D_GAMP_RUNS = list(range(P2D["gamp_runs"]))
+# the keys that configure one TREC run (smattn.p2.dynamics.trec.trec_config), and the sweep's configurations
+P2D_TREC = {k: v for k, v in P2D.items() if k.startswith("trec_") and not k.startswith("trec_sweep_")}
+P2D_SWEEP = dict(
+    init=[f"{v:g}" for v in P2D["trec_sweep_inits"] for _ in P2D["trec_sweep_optimizers"]],
+    opt=[o for _ in P2D["trec_sweep_inits"] for o in P2D["trec_sweep_optimizers"]],
+)
 
 
 rule p2_gamp_run:
@@ -20,11 +26,11 @@ rule p2_gamp_run:
         run=r"\d+",
     conda:
         "../envs/jax.yaml"
+    # no gpu: NumPy only, nothing of it can run on a GPU (docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-        gpu=1,
     params:
         d=P2D["gamp_d"],
         alpha=P2D["gamp_alpha"],
@@ -97,11 +103,11 @@ rule p2_sgd_train:
         "results/benchmarks/p2_dynamics/p2_sgd_train.tsv"
     conda:
         "../envs/jax.yaml"
+    # no gpu: d = 500, batch 200, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 2
     resources:
         mem_mb=4000,
         runtime=60,
-        gpu=1,
     params:
         d=P2D["sgd_d"],
         alpha=P2D["sgd_alpha"],
@@ -159,23 +165,13 @@ rule p2_trec_run:
         rep=r"\d+",
     conda:
         "../envs/torch.yaml"
+    # no gpu: batches of 16 questions, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
         mem_mb=3000,
         runtime=120,
-        gpu=1,
     params:
-        epochs=P2D["trec_epochs"],
-        repetitions=P2D["trec_repetitions"],
-        batch_size=P2D["trec_batch_size"],
-        lr=P2D["trec_lr"],
-        attention_mask=P2D["trec_attention_mask"],
-        map_chunk=P2D["trec_map_chunk"],
-        max_questions=P2D["trec_max_questions"],
-        max_length=P2D["trec_max_length"],
-        seed=P2D["trec_seed"],
-        attn_init_std=P2D["trec_attn_init_std"],
-        optimizer=P2D["trec_optimizer"],
+        trec=P2D_TREC,
     script:
         "../scripts/p2_dynamics_trec.py"
 
@@ -202,3 +198,59 @@ rule p2_fig3_right:
         runtime=10,
     script:
         "../scripts/p2_dynamics_fig3_right.py"
+
+
+rule p2_trec_sweep_run:
+    """Sequential-learning sweep, one configuration: trec_sweep_reps short TREC runs at attention init std {init}
+    with the AdamW variant {opt}, similarity to each run's last step."""
+    input:
+        train=raw("trec/train_5500.label"),
+        vocab=raw("bert-base-uncased/vocab.txt"),
+    output:
+        runs="results/p2_dynamics/trec_sweep/{opt}_init{init}.npz",
+    log:
+        "logs/p2_dynamics/p2_trec_sweep_run_{opt}_{init}.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_trec_sweep_run_{opt}_{init}.tsv"
+    wildcard_constraints:
+        opt=r"torch_adamw|transformers_adamw",
+        init=r"[0-9][0-9.e+-]*",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=120,
+    params:
+        trec=P2D_TREC,
+        steps=P2D["trec_sweep_steps"],
+        reps=P2D["trec_sweep_reps"],
+    script:
+        "../scripts/p2_dynamics_trec_sweep_run.py"
+
+
+rule p2_trec_sweep:
+    """Sequential-learning verdict per sweep configuration and over the sweep (table and metrics); the authors'
+    published runs through the same criterion."""
+    input:
+        runs=expand(
+            "results/p2_dynamics/trec_sweep/{opt}_init{init}.npz", zip, opt=P2D_SWEEP["opt"], init=P2D_SWEEP["init"]
+        ),
+        ref_s1=raw("reference/spoc/dist_1.npy"),
+        ref_s2=raw("reference/spoc/dist_2.npy"),
+    output:
+        table="results/p2_dynamics/trec_sweep.csv",
+        markdown="results/p2_dynamics/trec_sweep.md",
+        metrics="results/metrics/p2_dynamics/p2_trec_sweep.json",
+    log:
+        "logs/p2_dynamics/p2_trec_sweep.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_trec_sweep.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/p2_dynamics_trec_sweep.py"

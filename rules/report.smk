@@ -56,6 +56,12 @@ COST_JOBS = {
     **benchmarks(rules.p2_fig2_right),
     **benchmarks(rules.p2_trec_run, rep=P2D_TREC_REPS),
     **benchmarks(rules.p2_fig3_right),
+    **benchmarks(
+        rules.p2_trec_sweep_run,
+        opt=P2D["trec_sweep_optimizers"],
+        init=[f"{v:g}" for v in P2D["trec_sweep_inits"]],
+    ),
+    **benchmarks(rules.p2_trec_sweep),
     # P1 HMC: every variant at every sampled width
     **benchmarks(rules.p1_hmc_theory, variant=P1H_VARIANTS),
     **benchmarks(rules.p1_hmc_sample, variant=P1H_VARIANTS, N=[int(n) for n in P1H["sampled_widths"]]),

@@ -3,6 +3,11 @@
 Metric per layer: the authors' C_k = m_k / sqrt(q_k), each run multiplied by the sign of its last value.
 x-axis: the authors' "record index / 20" (labelled "epochs" in the paper) by default, so that our curves lie over the
 published ones, with our true epochs (records / records_per_epoch) on a second axis at the top; or true epochs alone.
+Metrics per layer: ``p2.sgd.epochs_to_half`` (true epochs to half the run's final C, mean over runs) and
+``p2.sgd.final_similarity`` with their standard errors over runs (``_se``), the standard errors of the same means over
+the authors' 8 runs (``p2.sgd.published.*_se``), and ``p2.sgd.final_cosine`` (divided by the teacher norm); the layer
+order per run, ``p2.sgd.log10_half_ratio`` (mean over runs of log10 of layer 1's over layer 2's half-way time, with
+``_se``).
 """
 
 import json
@@ -84,18 +89,37 @@ def main(io):
 
     metrics = {}
     tsq = z["teacher_sq_norm"]
+
+    def mean_se(x):
+        x = np.asarray(x, np.float64)
+        return float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) >= 2 else float("nan")
+
     for layer in range(2):
-        k = first_crossing(C[layer], 0.5)
-        metrics[f"p2.sgd.epochs_to_half[layer={layer + 1}]"] = float(((k + 1) / rpe).mean())
-        metrics[f"p2.sgd.final_similarity[layer={layer + 1}]"] = float(C[layer, :, -1].mean())
-        metrics[f"p2.sgd.final_cosine[layer={layer + 1}]"] = float(C[layer, :, -1].mean() / np.sqrt(tsq[layer]))
-        kr = first_crossing(ref[layer], 0.5)
+        lid = f"[layer={layer + 1}]"
+        half = (first_crossing(C[layer], 0.5) + 1) / rpe  # true epochs, per run
+        half_ref = (first_crossing(ref[layer], 0.5) + 1) / ref_rpe
+        values = {
+            "epochs_to_half": (half, half_ref),
+            "final_similarity": (C[layer, :, -1], ref[layer, :, -1]),
+        }
+        for name, (ours, theirs) in values.items():
+            m, se = mean_se(ours)
+            metrics[f"p2.sgd.{name}{lid}"] = m
+            if np.isfinite(se):
+                metrics[f"p2.sgd.{name}_se{lid}"] = se
+            # the standard error of the mean of the authors' 8 runs (their mean is the claim's paper value)
+            metrics[f"p2.sgd.published.{name}_se{lid}"] = mean_se(theirs)[1]
+        metrics[f"p2.sgd.final_cosine{lid}"] = float(C[layer, :, -1].mean() / np.sqrt(tsq[layer]))
         print(
-            f"layer {layer + 1}: ours half at {((k + 1) / rpe)} epochs (mean {((k + 1) / rpe).mean():.3f}); "
-            f"authors {((kr + 1) / ref_rpe).mean():.3f}; final ours {C[layer, :, -1].mean():.4f}, "
-            f"authors {ref[layer, :, -1].mean():.4f}",
+            f"layer {layer + 1}: ours half at {half} epochs (mean {half.mean():.3f}); authors {half_ref.mean():.3f}; "
+            f"final ours {C[layer, :, -1].mean():.4f}, authors {ref[layer, :, -1].mean():.4f}",
             flush=True,
         )
+    # layer order per run (paired): log10 of the ratio of the layer-1 to the layer-2 half-way time
+    ratio = np.log10((first_crossing(C[0], 0.5) + 1) / (first_crossing(C[1], 0.5) + 1))
+    metrics["p2.sgd.log10_half_ratio"], se = mean_se(ratio)
+    if np.isfinite(se):
+        metrics["p2.sgd.log10_half_ratio_se"] = se
     metrics["p2.sgd.wall_s"] = float(z["wall_s"])
     write_metrics(io.output.metrics, metrics)
 

@@ -1,7 +1,10 @@
 """P2 Fig. 3 right: similarity S_l(t) of W_l W_l^T to its final value on TREC against optimiser steps (epochs on
 the top axis; ours: thin runs and mean; the authors' published means dashed with their min-max band), and our
-validation accuracy per epoch. Metrics: start similarity, half-rise step and the layer-2 change over the first 40
-steps, per layer (docs/p2_dynamics.md, "TREC")."""
+validation accuracy per epoch. Metrics: start similarity and half-rise step per layer with standard errors over
+runs (``_se``), the layer-2 change over the first 40 steps, and the sequential-learning quantities of these runs:
+``p2.trec.phi`` (the fraction of its rise layer 2 has covered when layer 1 is learned) and
+``p2.trec.half_rise_gap`` (layer 2's half-rise step minus layer 1's), each with ``_se`` (docs/p2_dynamics.md,
+"TREC")."""
 
 import json
 
@@ -94,11 +97,12 @@ def main(io):
     ours = tm.summarise(S[0], S[1])
     pub = tm.summarise(ref[0], ref[1])
     metrics = {}
+    R = S.shape[1]
     for q in tm.QUANTITIES:
         name, layer = q.split("[")
         metrics[f"p2.trec.{q}"] = float(ours[q].mean())
-        if S.shape[1] >= 2:
-            metrics[f"p2.trec.{name}_sd[{layer}"] = float(ours[q].std(ddof=1))
+        if R >= 2:
+            metrics[f"p2.trec.{name}_se[{layer}"] = float(ours[q].std(ddof=1) / np.sqrt(R))
         print(
             f"{q}: ours {np.round(ours[q], 4)} (mean {ours[q].mean():.4g}); authors mean {pub[q].mean():.4g}, "
             f"range {pub[q].min():.4g}-{pub[q].max():.4g}",
@@ -114,6 +118,13 @@ def main(io):
         f"authors {tm.flat_steps(ref[1])}",
         flush=True,
     )
+    # the sequential-learning criterion on these whole trainings (the paper's own S; docs/p2_dynamics.md)
+    seq = tm.sequential_verdict(tm.sequential_per_run(S[0], S[1], full_length=True))
+    print(f"sequential learning (runs of this configuration): {seq}", flush=True)
+    if seq["outcome"] != "undecided":
+        for q, name in (("phi", "phi"), ("gap", "half_rise_gap")):
+            metrics[f"p2.trec.{name}"] = seq[q]
+            metrics[f"p2.trec.{name}_se"] = seq[f"{q}_se"]
     metrics["p2.trec.val_accuracy"] = float(acc[:, -1].mean())
     metrics["p2.trec.steps_per_s"] = float(np.mean([S.shape[-1] / float(r["wall_s"]) for r in runs]))
     write_metrics(io.output.metrics, metrics)

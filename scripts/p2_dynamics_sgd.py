@@ -1,7 +1,8 @@
 """P2 Fig. 2 right, step 1: plain SGD on the two-layer attention target, all runs in one batched program.
 
 Output ``runs``: NPZ with m, q (runs, records, 2), m0, q0 (2,), train_loss (runs, epochs), test_epochs,
-test_error (runs, K), teacher_sq_norm (2,), records_per_epoch, wall_s and the configuration as JSON.
+test_error (runs, K), teacher_sq_norm (2,), records_per_epoch, wall_s, platform, matmul_precision and the
+configuration as JSON.
 """
 
 import json
@@ -12,7 +13,10 @@ from smattn.scriptio import run
 def main(io):
     from smattn.device import jax_setup
 
-    platform = jax_setup(x64=True)
+    # float32 runs use full float32 matrix products on a GPU (no TF32; smattn.device, "Numerics"), as the authors'
+    # float32 PyTorch runs did (PyTorch has not used TF32 for float32 matmuls by default since version 1.12)
+    precision = "highest"
+    platform = jax_setup(x64=True, matmul_precision=precision)
     from smattn.io import write_npz
     from smattn.p2.dynamics.sgd import SGDConfig, train_sgd
 
@@ -47,6 +51,7 @@ def main(io):
         records_per_epoch=cfg.n_batches,
         wall_s=out["wall_s"],
         platform=platform,
+        matmul_precision=precision,
         config=json.dumps(cfg.as_dict()),
     )
     print(f"[sgd] {cfg.n_runs} runs x {cfg.epochs} epochs in {out['wall_s']:.1f} s", flush=True)

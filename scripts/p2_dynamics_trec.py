@@ -15,25 +15,12 @@ def main(io):
     from smattn.data.wordpiece import make_tokenizer
     from smattn.device import torch_device
     from smattn.io import write_npz
-    from smattn.p2.dynamics.trec import TRECConfig, encode_questions, train_trec_run
+    from smattn.p2.dynamics.trec import encode_questions, train_trec_run, trec_config
 
-    p = io.params
     rep = int(io.wildcards.rep)
-    cfg = TRECConfig(
-        epochs=p.epochs,
-        repetitions=p.repetitions,
-        batch_size=p.batch_size,
-        lr=p.lr,
-        use_attention_mask=p.attention_mask,
-        map_chunk=p.map_chunk,
-        max_questions=p.max_questions,
-        seed=p.seed,
-        max_length=p.max_length,
-        attn_init_std=p.attn_init_std,
-        optimizer=p.optimizer,
-    )
-    if rep >= p.repetitions:
-        raise ValueError(f"repetition {rep} requested but trec_repetitions = {p.repetitions}")
+    cfg = trec_config(io.params.trec)
+    if rep >= cfg.repetitions:
+        raise ValueError(f"repetition {rep} requested but trec_repetitions = {cfg.repetitions}")
     device = torch_device()
     print(f"[trec] device {device}; rep {rep}; config {json.dumps(cfg.as_dict())}", flush=True)
     questions = load_trec(io.input.train)

@@ -42,28 +42,56 @@ def workdir(tmp_path_factory, repo):
     return copy_workflow(repo, tmp_path_factory.mktemp("wf"))
 
 
+def job_stats(output: str) -> dict[str, int]:
+    """{rule: count, "total": n} from the first "Job stats" table a (dry) run prints."""
+    m = re.search(r"^Job stats:\njob +count\n[- ]+\n((?:\S+ +\d+\n)+)", output, re.M)
+    assert m, output[-3000:]
+    return {name: int(n) for name, n in (line.split() for line in m.group(1).splitlines())}
+
+
 @pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
 def test_dry_run_every_scale(workdir, scale):
+    """The default target plans every figure's chain, the ledger and the cost table. Mutation caught: rule all with
+    only the data summary as input (33 jobs planned) passed the former check (`"all" in stdout`), fails here."""
     r = snakemake(["-n", "--config", f"scale={scale}"], workdir)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "rule all" in r.stdout or "all" in r.stdout
+    stats = job_stats(r.stdout)
+    assert stats["all"] == 1 and stats["metrics_ledger"] == 1 and stats["cost_table"] == 1, stats
+    assert stats["p2_thresholds_c"] == 16 and stats["total"] > 60, stats
+
+
+CLUSTER = "cluster={cpu_partition: c, gpu_partition: g, account: acc, gpu_account: gacc}"
 
 
 def test_dry_run_slurm_profile_without_slurm(workdir):
-    r = snakemake(
-        [
-            "-n",
-            "--profile",
-            "profiles/slurm",
-            "--config",
-            "scale=smoke",
-            "--default-resources",
-            "slurm_partition=debug",
-            "slurm_account=none",
-        ],
-        workdir,
-    )
+    r = snakemake(["-n", "--profile", "profiles/slurm", "--config", "scale=smoke", CLUSTER], workdir)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def dry_run_resources(output: str) -> list[tuple[str, dict]]:
+    """[(rule, {resource: value})] of every job block a dry run prints."""
+    jobs = []
+    for block in re.split(r"^\[[^\]]+\]$", output, flags=re.M):
+        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
+        res = re.search(r"^\s+resources: (.*)$", block, re.M)
+        if rule and res:
+            jobs.append((rule.group(1), dict(item.split("=", 1) for item in res.group(1).split(", "))))
+    return jobs
+
+
+def test_paper_scale_gpu_only_where_it_pays_and_partitions_by_kind(workdir):
+    """A dry run at paper scale through the SLURM profile: gpu=1 exactly on the image-task trainings and NUTS (the
+    jobs whose cost a GPU cuts: docs/cluster.md), each on the gpu partition and account, every other job on the cpu
+    partition and account."""
+    r = snakemake(["-n", "--forceall", "--profile", "profiles/slurm", "--config", "scale=paper", CLUSTER], workdir)
+    assert r.returncode == 0, r.stderr[-3000:]
+    jobs = dry_run_resources(r.stdout + r.stderr)
+    assert len(jobs) > 100, len(jobs)
+    gpu = {rule for rule, res in jobs if res.get("gpu", "0") != "0"}
+    assert gpu == {"p1_images_train", "p1_images_sample"}, gpu
+    for rule, res in jobs:
+        want = ("g", "gacc") if rule in gpu else ("c", "acc")
+        assert (res.get("slurm_partition"), res.get("slurm_account")) == want, (rule, res)
 
 
 def test_dry_run_local_profile(workdir):

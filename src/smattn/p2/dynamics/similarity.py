@@ -90,6 +90,19 @@ class GramRecorder:
         self._mm[step] = grams[:, self._iu[0], self._iu[1]]
         self._filled[step] = True
 
+    def record_packed(self, start: int, packed) -> None:
+        """Store already packed Grams of consecutive steps: ``packed`` (k, n_layers, h (h + 1) / 2) from ``start``."""
+        packed = np.asarray(packed)
+        k = packed.shape[0] if packed.ndim == 3 else -1
+        if packed.shape[1:] != (self.n_layers, self.size) or k < 1:
+            raise ValueError(
+                f"GramRecorder.record_packed: expected shape (k, {self.n_layers}, {self.size}), got {packed.shape}"
+            )
+        if not (0 <= start and start + k <= self.n_steps):
+            raise IndexError(f"GramRecorder.record_packed: steps {start}..{start + k - 1} outside [0, {self.n_steps})")
+        self._mm[start : start + k] = packed
+        self._filled[start : start + k] = True
+
     def similarity_to_final(self, chunk: int = 1024) -> np.ndarray:
         return self.similarity_to(self.n_steps - 1, chunk)
 

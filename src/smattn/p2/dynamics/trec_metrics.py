@@ -12,6 +12,11 @@ import numpy as np
 from smattn.p2.trajectories import first_crossing
 
 __all__ = [
+    "SEQUENTIAL",
+    "rise_step",
+    "plateaued",
+    "sequential_per_run",
+    "sequential_verdict",
     "start_similarity",
     "half_rise_steps",
     "max_change",
@@ -37,7 +42,12 @@ def start_similarity(S) -> np.ndarray:
 
 def half_rise_steps(S) -> np.ndarray:
     """First step (1-based) at which S reaches half its rise from the first recorded value to the last: (...,)."""
-    return first_crossing(S, 0.5, from_start=True) + 1
+    return rise_step(S, 0.5)
+
+
+def rise_step(S, fraction: float) -> np.ndarray:
+    """First step (1-based) at which S has covered ``fraction`` of its rise from the first value to the last: (...,)."""
+    return first_crossing(S, fraction, from_start=True) + 1
 
 
 def max_change(S, steps: int) -> np.ndarray:
@@ -91,3 +101,104 @@ def band_verdict(ours: np.ndarray, published: np.ndarray) -> tuple[bool, str]:
 
         note += f" (rank test p={mannwhitneyu(ours, published).pvalue:.2g})"
     return ok, note
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the sequential-learning criterion (docs/p2_dynamics.md, "TREC: sequential learning across inits")
+
+SEQUENTIAL = {
+    "learned_fraction": 0.9,  # a layer is learned once it has covered this fraction of its rise
+    "flat_fraction": 0.1,  # layer 2 is flat while it has covered less than this fraction of its rise
+    "plateau_window": 0.75,  # a layer's motion is over within the run if, at this fraction of the run ...
+    "plateau_fraction": 0.9,  # ... it has covered this fraction of its angle to the last step
+    "min_rise": 1e-3,  # a rise below this is no learning within the run
+    "k_sigma": 3.0,  # the ledger's constant K
+}
+
+
+def plateaued(
+    S,
+    window: float = SEQUENTIAL["plateau_window"],
+    fraction: float = SEQUENTIAL["plateau_fraction"],
+    min_rise: float = SEQUENTIAL["min_rise"],
+) -> np.ndarray:
+    """Whether a layer's motion is over inside the run: rise ``1 - S(1)`` at least ``min_rise`` and, at step
+    ``ceil(window * steps)``, the angle ``arccos S`` to the last step's Gram at most ``1 - fraction`` of the
+    angle at step 1. S (..., steps) -> bool (...,).
+
+    Angles, not S itself: near the end S is quadratic in the angle (``1 - S ~ theta^2 / 2``), so a Gram that turns at
+    a constant rate to the end of the run would look 94 % settled in S at three quarters of the run; in angle it is
+    75 % of the way.
+    """
+    S = np.asarray(S, np.float64)
+    rise = S[..., -1] - S[..., 0]
+    k = int(np.ceil(window * S.shape[-1])) - 1
+    theta = np.arccos(np.clip(S, -1.0, 1.0))
+    return (rise >= min_rise) & (theta[..., k] <= (1.0 - fraction) * theta[..., 0])
+
+
+def sequential_per_run(S1, S2, full_length: bool = False) -> dict[str, np.ndarray]:
+    """Per-run quantities of the sequential-learning criterion from layer trajectories S1, S2 (runs, steps), each the
+    similarity to the run's last step.
+
+    ``decidable``: both layers rise by at least ``min_rise`` and, unless the runs have the full length of the
+    experiment (``full_length``: the similarity is then the paper's own, to the final step of the whole training),
+    both plateau inside the run (:func:`plateaued`), so that the run's last step can stand in for the final one;
+    ``half1``, ``half2``: half-rise steps;
+    ``learned1``: the step at which layer 1 has covered ``learned_fraction`` of its rise; ``phi``: the fraction of
+    its own rise that layer 2 has covered at ``learned1``; ``gap``: ``half2 - half1``. Undecidable runs carry NaN.
+    """
+    S1 = np.atleast_2d(np.asarray(S1, np.float64))
+    S2 = np.atleast_2d(np.asarray(S2, np.float64))
+    if S1.shape != S2.shape:
+        raise ValueError(f"sequential_per_run: layer trajectories of shapes {S1.shape} and {S2.shape}")
+    if full_length:
+        min_rise = SEQUENTIAL["min_rise"]
+        ok = (S1[:, -1] - S1[:, 0] >= min_rise) & (S2[:, -1] - S2[:, 0] >= min_rise)
+    else:
+        ok = plateaued(S1) & plateaued(S2)
+    n = S1.shape[0]
+    out = {k: np.full(n, np.nan) for k in ("half1", "half2", "learned1", "phi", "gap")}
+    out["decidable"] = ok
+    for r in np.flatnonzero(ok):
+        h1, h2 = int(rise_step(S1[r], 0.5)), int(rise_step(S2[r], 0.5))
+        t1 = int(rise_step(S1[r], SEQUENTIAL["learned_fraction"]))
+        out["half1"][r], out["half2"][r], out["learned1"][r], out["gap"][r] = h1, h2, t1, h2 - h1
+        out["phi"][r] = (S2[r, t1 - 1] - S2[r, 0]) / (S2[r, -1] - S2[r, 0])
+    return out
+
+
+def _mean_se(x) -> tuple[float, float]:
+    x = np.asarray(x, np.float64)
+    se = float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) >= 2 else float("nan")
+    return float(x.mean()), se
+
+
+def sequential_verdict(per_run: dict[str, np.ndarray]) -> dict:
+    """The criterion over the runs of one configuration (output of :func:`sequential_per_run`).
+
+    Undecided unless every run is decidable and there are at least 2 runs. With means and standard errors
+    (sd / sqrt(runs)) over runs and K = ``k_sigma``: the order holds if ``mean gap - K se > 0`` and is violated if
+    ``mean gap + K se < 0``; layer 2 is flat if ``mean phi + K se < flat_fraction`` and not flat if
+    ``mean phi - K se > flat_fraction``. ``outcome``: "holds" (order and flat hold), "does not hold" (either is
+    violated), "inconclusive" (neither), "undecided" (runs not decidable). Returns the outcome with the means and
+    standard errors of half1, half2, learned1, gap and phi.
+    """
+    K, flat = SEQUENTIAL["k_sigma"], SEQUENTIAL["flat_fraction"]
+    ok = np.asarray(per_run["decidable"], bool)
+    res = {"runs": int(ok.size), "decidable_runs": int(ok.sum())}
+    for k in ("half1", "half2", "learned1", "gap", "phi"):
+        res[k], res[f"{k}_se"] = _mean_se(per_run[k][ok]) if ok.any() else (float("nan"), float("nan"))
+    if not ok.all() or ok.size < 2:
+        res["outcome"] = "undecided"
+        return res
+    g, gse, p, pse = res["gap"], res["gap_se"], res["phi"], res["phi_se"]
+    order_holds, order_violated = g - K * gse > 0, g + K * gse < 0
+    flat_holds, flat_violated = p + K * pse < flat, p - K * pse > flat
+    if order_violated or flat_violated:
+        res["outcome"] = "does not hold"
+    elif order_holds and flat_holds:
+        res["outcome"] = "holds"
+    else:
+        res["outcome"] = "inconclusive"
+    return res

@@ -1,0 +1,76 @@
+"""P2 Fig. 3 right, sequential-learning sweep, one configuration: ``reps`` short TREC runs at the attention init std
+and AdamW variant of the wildcards (init, opt), everything else as in the main runs.
+
+Output ``runs``: NPZ with similarity (reps, 2, steps) (S_l(t) of W_l W_l^T to each run's last step), train_loss
+(reps, steps), wall_s (reps,), steps_per_epoch, full_steps (the steps of the whole training, trec_epochs epochs),
+init, optimizer, device and the configuration as JSON.
+"""
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from smattn.scriptio import run
+
+
+def main(io):
+    from smattn.data.trec import load_trec
+    from smattn.data.wordpiece import make_tokenizer
+    from smattn.device import torch_device
+    from smattn.io import write_npz
+    from smattn.p2.dynamics.trec import encode_questions, steps_per_epoch, train_trec_run, trec_config
+
+    p = io.params
+    cfg = trec_config(p.trec, attn_init_std=float(io.wildcards.init), optimizer=io.wildcards.opt)
+    device = torch_device()
+    questions = load_trec(io.input.train)
+    tok = make_tokenizer(io.input.vocab, max_length=cfg.max_length)
+    ids, labels = encode_questions(questions, tok)
+    n_q = cfg.max_questions if 0 < cfg.max_questions < len(ids) else len(ids)
+    full_steps = steps_per_epoch(n_q, cfg) * cfg.epochs
+    steps = min(int(p.steps), full_steps)
+    print(
+        f"[trec sweep] device {device}; {p.reps} runs x {steps} steps; config {json.dumps(cfg.as_dict())}", flush=True
+    )
+    S, loss, wall = [], [], []
+    out_dir = Path(io.output.runs).parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for rep in range(int(p.reps)):
+        with tempfile.TemporaryDirectory(dir=out_dir, prefix="grams_") as tmp:
+            out = train_trec_run(
+                ids,
+                labels,
+                cfg,
+                rep=rep,
+                workdir=tmp,
+                device=device,
+                vocab_size=tok.get_vocab_size(),
+                progress=None,
+                max_steps=steps,
+            )
+        S.append(out["similarity"])
+        loss.append(out["train_loss"])
+        wall.append(out["wall_s"])
+        print(
+            f"[trec sweep] run {rep}: {out['n_steps']} steps in {out['wall_s']:.1f} s; start similarity "
+            f"{out['similarity'][0, 0]:.4f} / {out['similarity'][1, 0]:.4f}",
+            flush=True,
+        )
+    write_npz(
+        io.output.runs,
+        similarity=np.stack(S),
+        train_loss=np.stack(loss),
+        wall_s=np.asarray(wall),
+        steps_per_epoch=out["steps_per_epoch"],
+        full_steps=full_steps,
+        init=cfg.attn_init_std,
+        optimizer=cfg.optimizer,
+        device=str(device),
+        config=json.dumps(cfg.as_dict()),
+    )
+
+
+if __name__ == "__main__":
+    run(main, globals().get("snakemake"))

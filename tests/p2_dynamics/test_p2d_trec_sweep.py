@@ -1,0 +1,59 @@
+"""The sequential-learning sweep's summary (scripts/p2_dynamics_trec_sweep.py) on constructed runs: the table and
+metrics say which configuration holds, which does not and which is undecided, and the published runs hold."""
+
+import json
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from smattn.scriptio import ScriptIO
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "p2_dynamics_trec_sweep.py"
+
+
+def _rise(steps, start, tau, width=0.3):
+    t = np.arange(1, steps + 1)
+    f = 1.0 / (1.0 + np.exp(-(np.log(t) - np.log(tau)) / width))
+    return start + (1.0 - start) * (f - f[0]) / (f[-1] - f[0])
+
+
+def _write(path, S1, S2, init, opt, full_steps):
+    np.savez(path, similarity=np.stack([S1, S2], axis=1), init=init, optimizer=opt, full_steps=full_steps)
+    return str(path)
+
+
+def test_sweep_summary_on_constructed_runs(raw_data, tmp_path):
+    n, taus = 800, (15, 20, 25)
+    S1 = np.stack([_rise(n, 0.14, t) for t in taus])
+    late = np.stack([_rise(n, 0.13, 6 * t, width=0.25) for t in taus])
+    drift = np.cos(0.3 * (1 - np.arange(1, n + 1) / n))[None].repeat(3, 0)  # still turning at the end
+    runs = [
+        _write(tmp_path / "a.npz", S1, late, 3e-4, "transformers_adamw", 10920),
+        _write(tmp_path / "b.npz", S1, np.stack([_rise(n, 0.13, t) for t in taus]), 1e-2, "torch_adamw", 10920),
+        _write(tmp_path / "c.npz", S1, drift, 0.1, "transformers_adamw", 10920),
+        # the same curves as whole trainings: decided; layer 2 has done 9 +- 1 % of its rise: inconclusive
+        _write(tmp_path / "d.npz", S1, drift, 0.1, "torch_adamw", n),
+    ]
+    ref = raw_data / "reference" / "spoc"
+    out = SimpleNamespace(table=tmp_path / "t.csv", markdown=tmp_path / "t.md", metrics=tmp_path / "m.json")
+    io = ScriptIO(
+        input=SimpleNamespace(runs=runs, ref_s1=str(ref / "dist_1.npy"), ref_s2=str(ref / "dist_2.npy")),
+        output=out,
+        params=SimpleNamespace(),
+    )
+    runpy.run_path(str(SCRIPT))["main"](io)
+    m = json.loads(out.metrics.read_text())
+    assert m["p2.trec_sweep.outcome[init=0.0003,opt=transformers_adamw]"] == 1
+    assert m["p2.trec_sweep.outcome[init=0.01,opt=torch_adamw]"] == -1
+    assert m["p2.trec_sweep.decided[init=0.1,opt=transformers_adamw]"] == 0
+    assert "p2.trec_sweep.phi[init=0.1,opt=transformers_adamw]" not in m
+    assert m["p2.trec_sweep.decided[init=0.1,opt=torch_adamw]"] == 1  # whole trainings need not settle
+    assert m["p2.trec_sweep.outcome[init=0.1,opt=torch_adamw]"] == 0
+    counts = [m[f"p2.trec_sweep.n_{k}"] for k in ("configs", "decided", "holds", "not_hold", "inconclusive")]
+    assert counts == [4, 3, 1, 1, 1] and m["p2.trec_sweep.n_undecided"] == 1
+    assert m["p2.trec_sweep.published.outcome"] == 1 and m["p2.trec_sweep.published.phi"] < 1e-3
+    md = out.markdown.read_text()
+    assert md.count("| holds |") == 2 and md.count("| undecided |") == 1  # ours and the published runs
+    assert len(out.table.read_text().splitlines()) == 1 + 4 + 1
