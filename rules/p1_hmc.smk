@@ -15,11 +15,18 @@ P1H_VARIANTS = ["all", "two_path_random", "two_path_uniform"]
 p1h_samples = lambda variant: [f"results/p1_hmc/samples_{variant}_N{int(n)}.json" for n in P1H["sampled_widths"]]
 
 
+def p1h_chains(wildcards):
+    """NUTS chains of the preset at width N (its own entry, else "default"; smattn.p1.sampler.settings_for_width)."""
+    table = P1H["nuts_presets"][P1H["nuts_preset"]]
+    return int(table.get(str(wildcards.N), table.get("default"))["chains"])
+
+
 rule p1_hmc_theory:
     """Theory of one HMC variant: GP accuracies and the minimised action at every width."""
     output:
         theory="results/p1_hmc/theory_{variant}.json",
         kernels="results/p1_hmc/kernels_{variant}.npz",
+        predictions="results/p1_hmc/predictions_{variant}.npz",
     log:
         "logs/p1_hmc/p1_hmc_theory_{variant}.log",
     benchmark:
@@ -37,6 +44,11 @@ rule p1_hmc_theory:
         temperature=P1H["temperature"],
         tol=P1H["tol"],
         alignment_pcs=P1H["alignment_pcs"],
+        n_train=P1H["n_train"],
+        n_test=P1H["n_test"],
+        n_verdict=P1H["n_verdict"],
+        verdict_block=P1H["verdict_block"],
+        verdict_seed=P1H["verdict_seed"],
     script:
         "../scripts/p1_hmc_theory.py"
 
@@ -54,8 +66,9 @@ rule p1_hmc_sample:
         N=r"\d+",
     conda:
         "../envs/torch.yaml"
-    # no gpu: P = 100 sequences, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
-    threads: 1
+    # no gpu: P = 100 sequences, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu);
+    # the chains run in parallel, one per thread (Snakemake caps the threads at --cores)
+    threads: p1h_chains
     resources:
         mem_mb=4000,
         runtime=120,
@@ -63,6 +76,9 @@ rule p1_hmc_sample:
         temperature=P1H["temperature"],
         sampler=P1H["sampler"],
         nuts=P1H["nuts_presets"][P1H["nuts_preset"]],
+        n_train=P1H["n_train"],
+        n_test=P1H["n_test"],
+        rhat_null_trials=P1H["rhat_null_trials"],
     script:
         "../scripts/p1_hmc_sample.py"
 
@@ -71,6 +87,7 @@ rule p1_fig2c:
     """P1 Fig. 2c top (accuracy vs N) and bottom (U heatmaps)."""
     input:
         theory="results/p1_hmc/theory_all.json",
+        predictions="results/p1_hmc/predictions_all.npz",
         samples=p1h_samples("all"),
     output:
         **figure("figures/p1/fig2c_top", "p1_fig2c_top", "P1", "Fig. 2", name="top"),
@@ -114,6 +131,7 @@ rule p1_fig2e:
     """P1 Fig. 2e: good + denoising network (random layer-1 head) at sigma_perp = 5."""
     input:
         theory="results/p1_hmc/theory_two_path_random.json",
+        predictions="results/p1_hmc/predictions_two_path_random.npz",
         samples=p1h_samples("two_path_random"),
     output:
         **figure("figures/p1/fig2e", "p1_fig2e", "P1", "Fig. 2"),
@@ -159,6 +177,7 @@ rule p1_fig5c:
     """P1 Fig. 5c: as Fig. 2e with the layer-1 random head replaced by exactly uniform attention."""
     input:
         theory="results/p1_hmc/theory_two_path_uniform.json",
+        predictions="results/p1_hmc/predictions_two_path_uniform.npz",
         samples=p1h_samples("two_path_uniform"),
     output:
         **figure("figures/p1/fig5c", "p1_fig5c", "P1", "Fig. 5"),

@@ -1,5 +1,7 @@
 """P1 Fig. 2c: top, test accuracy vs width (theory, sampled, three GP lines); bottom, U heatmaps in order g, d, a1,
-a2."""
+a2. Ledger: the accuracies, U, and the numbers that decide the claims of Sec. 4.1 with their standard errors
+(accuracy differences on the verdict test set, sampled minus theory, U's distance from the identity; see
+docs/p1_theory.md#claims)."""
 
 import json
 
@@ -19,6 +21,7 @@ def main(io):
     import matplotlib.pyplot as plt
 
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.p1.agreement import accuracy_gaps, distance_from_identity, path_correlation, sampled_record_metrics
     from smattn.p1.sampler import nuts_ledger_entries
 
     th = json.load(open(io.input.theory))
@@ -81,18 +84,45 @@ def main(io):
     m = {}
     for r in th["runs"]:
         m[f"p1.hmc.acc_theory[N={fmt_id(r['N'])}]"] = r["acc"]
+        m[f"p1.hmc.U_dist_identity[N={fmt_id(r['N'])}]"] = distance_from_identity(r["U"])
+    dist = [distance_from_identity(r["U"]) for r in th["runs"]]
+    m["p1.hmc.U_dist_identity_max_step_ratio"] = max(b / a for a, b in zip(dist, dist[1:], strict=False))
+    n_lo, n_hi = fmt_id(th["runs"][0]["N"]), fmt_id(th["runs"][-1]["N"])
+    m[f"p1.hmc.U_dist_identity_ratio[N={n_hi}/N={n_lo}]"] = dist[-1] / dist[0]
+    with np.load(io.input.predictions) as z:
+        pred = {k: z[k] for k in z.files}
+    widths = [float(w) for w in pred["widths"]]
     for s in samples:
-        m[f"p1.hmc.acc_sampled[N={fmt_id(s['N'])}]"] = s["acc"]
-        m.update(nuts_ledger_entries(s, "p1.hmc.nuts", f"[N={fmt_id(s['N'])}]"))
+        tag = f"[N={fmt_id(s['N'])}]"
+        m.update({f"p1.hmc.{k}{tag}": v for k, v in sampled_record_metrics(s, th, pred).items()})
+        m.update(nuts_ledger_entries(s, "p1.hmc.nuts", tag))
     m["p1.hmc.acc_gp_all"] = th["acc_gp"]
     m["p1.hmc.acc_gp_good"] = th["acc_gp_good"]
     m["p1.hmc.acc_gp_good_denoising"] = th["acc_gp_good_denoising"]
+    # accuracy differences on the verdict test set (paired standard errors): the orderings of Fig. 2c top
+    lines = {"gp_all": pred["f_verdict_gp"]}
+    lines.update({k: pred[f"f_verdict_{k}"] for k in ("gp_good", "gp_good_denoising")})
+    lines.update({f"theory_N{fmt_id(w)}": pred["f_verdict_theory"][i] for i, w in enumerate(widths)})
+    small, large = f"theory_N{fmt_id(widths[0])}", f"theory_N{fmt_id(widths[-1])}"
+    pairs = {
+        "gp_good-gp_all": ("gp_good", "gp_all"),
+        "gp_good_denoising-gp_good": ("gp_good_denoising", "gp_good"),
+        f"{small}-gp_all": (small, "gp_all"),
+        f"{small}-gp_good_denoising": (small, "gp_good_denoising"),
+        f"{small}-{large}": (small, large),
+        f"gp_good-{large}": ("gp_good", large),
+    }
+    for name, (d, se) in accuracy_gaps(lines, pred["y_verdict"], pairs).items():
+        m[f"p1.hmc.acc_gap[{name}]"], m[f"p1.hmc.acc_gap_se[{name}]"] = d, se
+    m["p1.hmc.P_verdict"] = float(th["P_verdict"])
     r10 = [r for r in th["runs"] if r["N"] == 10.0]
     if r10:
         U = np.asarray(r10[0]["U"])
         for i in range(4):
             for j in range(i, 4):
                 m[f"p1.hmc.U[N=10][{i},{j}]"] = U[i, j]
+        m["p1.hmc.U_corr[N=10][g,d]"] = path_correlation(U, 0, 2)
+        m["p1.hmc.U_adversarial_max_diag[N=10]"] = max(U[1, 1], U[3, 3])
         m["p1.hmc.minimise_seconds[N=10]"] = r10[0]["seconds"]
         al = th["alignment"]
         m["p1.hmc.alignment_max_overlap[kernel=gp]"] = max(al["gp"])

@@ -1,4 +1,6 @@
-"""P1 Fig. 2e / 5c: accuracy vs width of the good + denoising network at sigma_perp = 5 (theory, sampled, GP)."""
+"""P1 Fig. 2e / 5c: accuracy vs width of the good + denoising network at sigma_perp = 5 (theory, sampled, GP).
+Ledger: the accuracies, the theory's gain over the GP limit on the verdict test set (paired standard error), sampled
+minus theory and the sampler's diagnostics (docs/p1_theory.md#claims)."""
 
 import json
 
@@ -10,8 +12,11 @@ def main(io):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.p1.agreement import accuracy_gaps, sampled_record_metrics
+    from smattn.p1.sampler import nuts_ledger_entries
 
     th = json.load(open(io.input.theory))
     sample_files = io.input.samples if isinstance(io.input.samples, list) else [io.input.samples]
@@ -45,8 +50,17 @@ def main(io):
     for r in th["runs"]:
         m[f"p1.hmc2.acc_theory[head={head}][N={fmt_id(r['N'])}]"] = r["acc"]
     m[f"p1.hmc2.acc_gp[head={head}]"] = th["acc_gp"]
+    with np.load(io.input.predictions) as z:
+        pred = {k: z[k] for k in z.files}
+    widths = [float(w) for w in pred["widths"]]
     for s in samples:
-        m[f"p1.hmc2.acc_sampled[head={head}][N={fmt_id(s['N'])}]"] = s["acc"]
+        tag = f"[head={head}][N={fmt_id(s['N'])}]"
+        m.update({f"p1.hmc2.{k}{tag}": v for k, v in sampled_record_metrics(s, th, pred).items()})
+        m.update(nuts_ledger_entries(s, "p1.hmc2.nuts", tag))
+    lines = {"gp": pred["f_verdict_gp"], "theory": pred["f_verdict_theory"][0]}
+    ((d, se),) = accuracy_gaps(lines, pred["y_verdict"], {"g": ("theory", "gp")}).values()
+    name = f"theory_N{fmt_id(widths[0])}-gp"
+    m[f"p1.hmc2.acc_gap[head={head}][{name}]"], m[f"p1.hmc2.acc_gap_se[head={head}][{name}]"] = d, se
     write_metrics(io.output.metrics, m)
 
 

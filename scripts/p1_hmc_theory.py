@@ -3,8 +3,12 @@ theory at every width.
 
 Output JSON: per width N the converged order parameters U^(1), U^(2), u, test accuracy, steps, g_max, converged flag,
 seconds; the GP accuracy; for the 'all' variant also the GP accuracies of the good and good+denoising sub-networks.
-Output NPZ: kernels for Fig. 2d / 5b (GP and renormalised training kernels at the smallest width, same-path
-pre-kernels, PC overlaps). An unconverged minimisation is an error: nothing is written.
+Output NPZ ``kernels``: kernels for Fig. 2d / 5b (GP and renormalised training kernels at the smallest width, same-path
+pre-kernels, PC overlaps). Output NPZ ``predictions``: the mean predictors of every GP line and of the theory at every
+width on the paper's test set (``f_test_*``, labels ``y_test``; paired with the sampled predictors) and on the larger
+verdict test set (``f_verdict_*``, ``y_verdict``; independent chains drawn in blocks from ``verdict_seed``), from which
+the figure rules compute accuracy differences with paired standard errors. An unconverged minimisation is an error:
+nothing is written.
 """
 
 import time
@@ -32,17 +36,29 @@ def main(io):
     variant = io.wildcards.variant
     spec = H.VARIANTS[variant]
     T = float(p.temperature)
-    train = H.generate_hmc(100, H.SEED_TRAIN, sigma_perp=spec["sigma_perp"])
-    test = H.generate_hmc(1000, H.SEED_TEST, sigma_perp=spec["sigma_perp"])
+    n_train, n_test = int(p.n_train), int(p.n_test)
+    train = H.generate_hmc(n_train, H.SEED_TRAIN, sigma_perp=spec["sigma_perp"])
+    test = H.generate_hmc(n_test, H.SEED_TEST, sigma_perp=spec["sigma_perp"])
+    # the verdict test set: blocks of independent chains (seeds verdict_seed, verdict_seed + 1, ...)
+    block = min(int(p.verdict_block), int(p.n_verdict))
+    if int(p.n_verdict) % block or block % 2:
+        raise ValueError(f"n_verdict {p.n_verdict} must be a multiple of an even verdict_block {block}")
+    verdict = [
+        H.generate_hmc(block, int(p.verdict_seed) + k, sigma_perp=spec["sigma_perp"])
+        for k in range(int(p.n_verdict) // block)
+    ]
+    y_verdict = np.concatenate([d.y for d in verdict])
 
     def xis(v):
         heads = [{"W": W} for W in H.head_matrices(v)]
+        xiv = np.concatenate([attentioned_inputs_from_heads(d.x, heads, "last") for d in verdict])
         return (
             attentioned_inputs_from_heads(train.x, heads, "last"),
             attentioned_inputs_from_heads(test.x, heads, "last"),
+            xiv,
         )
 
-    xi, xt = xis(variant)
+    xi, xt, xv = xis(variant)
     Htot = xi.shape[1]
     head_counts = (len(spec["layer1"]), len(spec["layer2"]))
     out = {
@@ -51,15 +67,23 @@ def main(io):
         "heads": head_counts,
         "sigma_perp": spec["sigma_perp"],
         "temperature": T,
-        "P": 100,
-        "P_test": 1000,
+        "P": n_train,
+        "P_test": n_test,
+        "P_verdict": int(p.n_verdict),
+        "verdict_seed": int(p.verdict_seed),
         "tol": float(p.tol),
     }
-    out["acc_gp"] = accuracy(predictor(np.eye(Htot), xi, train.y, xt, T), test.y)
+    preds = {"y_test": test.y, "y_verdict": y_verdict}
+
+    def gp_line(name, a, b, c):
+        preds[f"f_test_{name}"] = predictor(np.eye(a.shape[1]), a, train.y, b, T)
+        preds[f"f_verdict_{name}"] = predictor(np.eye(a.shape[1]), a, train.y, c, T)
+        return accuracy(preds[f"f_test_{name}"], test.y)
+
+    out["acc_gp"] = gp_line("gp", xi, xt, xv)
     if variant == "all":
         for sub in ("good", "good_denoising"):
-            a, b = xis(sub)
-            out[f"acc_gp_{sub}"] = accuracy(predictor(np.eye(a.shape[1]), a, train.y, b, T), test.y)
+            out[f"acc_gp_{sub}"] = gp_line(f"gp_{sub}", *xis(sub))
     gram = PathGram(xi)
     runs = []
     widths = sorted(float(n) for n in p.widths)
@@ -76,7 +100,10 @@ def main(io):
                 f"{variant} N={N:g}: minimisation not converged (steps {res.steps},"
                 f" g_max {res.g_max:.3g}, min eig {min(res.min_eig):.3g}); no result written"
             )
-        acc = accuracy(predictor(res.U, xi, train.y, xt, T), test.y)
+        f_test = predictor(res.U, xi, train.y, xt, T)
+        preds.setdefault("f_test_theory", []).append(f_test)
+        preds.setdefault("f_verdict_theory", []).append(predictor(res.U, xi, train.y, xv, T))
+        acc = accuracy(f_test, test.y)
         runs.append(
             {
                 "N": N,
@@ -109,6 +136,11 @@ def main(io):
         overlap_gp=ov_gp,
         overlap_rn=ov_rn,
         N=runs[0]["N"],
+    )
+    write_npz(
+        io.output.predictions,
+        widths=np.array(widths),
+        **{k: np.asarray(v) for k, v in preds.items()},
     )
     write_json(io.output.theory, out)
 

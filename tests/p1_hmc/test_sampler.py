@@ -54,10 +54,14 @@ def test_theory_matches_nuts_small_instance(sampler):
 @pytest.mark.slow
 def test_collapsed_and_full_samplers_agree_on_the_hmc_task():
     """HMC task (all four paths) at N = 10: the collapsed sampler (V0 integrated out) and the full sampler (the
-    authors' method) give the same U within Monte-Carlo error and the same mean predictor. ~3 CPU-minutes."""
+    authors' method) sample the same posterior of U, so the posterior means of the 10 distinct U entries differ by
+    less than 4 combined Monte-Carlo standard errors (ArviZ's MCSE; 4 sigma over 10 entries fails perfect agreement
+    with probability ~6e-4), and the accuracies of the mean predictors by less than 4 combined accuracy MCSEs plus
+    one test chain. Both runs must have enough effective samples for this to test something (bulk ESS >= 20 on every
+    entry). Mutation: the collapsed model with V0's prior variance doubled must fail it. ~3 CPU-minutes."""
     from smattn.p1 import hmc_task as H
     from smattn.p1.attention import attentioned_inputs_from_heads
-    from smattn.p1.predictor import accuracy
+    from smattn.p1.predictor import accuracy, accuracy_mcse
 
     tr, te = H.generate_hmc(100, H.SEED_TRAIN), H.generate_hmc(1000, H.SEED_TEST)
     heads = [{"W": W} for W in H.head_matrices("all")]
@@ -66,16 +70,16 @@ def test_collapsed_and_full_samplers_agree_on_the_hmc_task():
     xt = attentioned_inputs_from_heads(te.x, heads, "last") * s
     arch = Architecture.equal_width((2, 2), 10)
     res = {
-        k: run_nuts(xb, tr.y, xt, arch, 0.01, 100, 100, 2 if k == "collapsed" else 1, 1, sampler=k)
+        k: run_nuts(xb, tr.y, xt, arch, 0.01, 100, 100, 2 if k == "collapsed" else 1, 1, sampler=k, rhat_null_trials=0)
         for k in ("collapsed", "full")
     }
     c, f = res["collapsed"], res["full"]
     assert c.max_depth_fraction == 0.0 and c.divergences == 0
     iu = np.triu_indices(4)
-    sem = {k: r.U.std(axis=0)[iu] / np.sqrt(np.maximum(r.ess_U[iu], 1.0)) for k, r in res.items()}
-    z = np.abs(c.U_mean[iu] - f.U_mean[iu]) / np.sqrt(sem["collapsed"] ** 2 + sem["full"] ** 2)
+    for r in (c, f):
+        assert r.ess_U[iu].min() >= 20, r.ess_U
+    z = np.abs(c.U_mean[iu] - f.U_mean[iu]) / np.hypot(c.mcse_U[iu], f.mcse_U[iu])
     assert z.max() < 4, (z, c.U_mean, f.U_mean)
-    acc_c, acc_f = accuracy(c.mean_predictor, te.y), accuracy(f.mean_predictor, te.y)
-    # 0.02 = 20 of the 1000 test chains, all near the decision boundary where the two Monte-Carlo means differ
-    assert abs(acc_c - acc_f) <= 0.02, (acc_c, acc_f)
-    assert np.mean(np.sign(c.mean_predictor) == np.sign(f.mean_predictor)) >= 0.97
+    acc = {k: accuracy(r.mean_predictor, te.y) for k, r in res.items()}
+    se = np.hypot(*(accuracy_mcse(r.mean_predictor, r.mcse_f, te.y) for r in (c, f)))
+    assert abs(acc["collapsed"] - acc["full"]) <= 4 * se + 1e-3, (acc, se)

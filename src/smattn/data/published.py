@@ -16,6 +16,53 @@ from __future__ import annotations
 P1_PRUNING_DROPS_POINTS = (2.0, 0.8, 4.3, 8.4, 7.8, 7.3, 9.5, 8.9)
 P1_PRUNING_BASE_ACCURACY_PERCENT = 83.8
 
+# HMC task (Sec. 4.1, Figs 2c, 2e, 5c): what the authors' code gives on the instance of their run scripts (data seeds
+# 27 / 59, heads 127 / 147 / 217 / 247, T = 0.01, P = 100, 1000 test chains, last-token readout): their repository
+# (tiberilor/attention-paths-interplay, commit 915ca41), TRAIN_conv_sum_heads_binary_regression_MARKOV_OPTION_E_TWO_
+# LAYERS.py with the arguments of its LOOP_RUN scripts (4paths/data/{all_paths, good_path, good_and_denoising_paths}
+# and 2paths; "two_path_random", the paper text's Fig. 2e network, is the 2paths script with its layer-1 random head
+# at perturbation 1 instead of 0, a configuration the repository does not list), evaluated as their
+# PLOT_classification_accuracy_mean_predictor.py does (sign of the mean predictor on 1000 test chains) and their
+# PLOT_order_parameter.py reads U (compute_symmetrized_order_parameter_largest). Run on a CPU in float64; the paper
+# prints none of these numbers (its figures show them).
+# GP-limit test accuracy (U = identity) of each network.
+P1_HMC_AUTHORS_ACC_GP = {
+    "all": 0.826,
+    "good": 0.940,
+    "good_denoising": 0.955,
+    "two_path_random": 0.764,
+    "two_path_uniform": 0.843,
+}
+# renormalised-theory test accuracy, (variant, N) -> accuracy, at the end of the authors' Adam minimisation
+P1_HMC_AUTHORS_ACC_THEORY = {
+    ("all", 10): 0.964,
+    ("all", 30): 0.961,
+    ("all", 100): 0.911,
+    ("all", 1000): 0.834,
+    ("two_path_random", 10): 0.945,
+    ("two_path_uniform", 10): 0.957,
+}
+# the order parameter U (paths in flat order g, a1, d, a2 for "all"; g, d for the two-path networks) where the
+# authors' Adam stops (max |dS/dM| < 1e-5 with S = action / N_max), (variant, N) -> U
+P1_HMC_AUTHORS_U = {
+    ("all", 10): (
+        (13.3651229, -0.0039700, -5.3969437, -0.3395428),
+        (-0.0039700, 0.5462971, -0.1644217, 0.0443226),
+        (-5.3969437, -0.1644217, 6.7451652, 0.0190804),
+        (-0.3395428, 0.0443226, 0.0190804, 0.3434218),
+    ),
+    ("all", 1000): (
+        (1.2673932, 0.0224575, -0.0390046, 0.0028945),
+        (0.0224575, 1.1756717, -0.0112725, 0.0027881),
+        (-0.0390046, -0.0112725, 1.2533402, 0.0096890),
+        (0.0028945, 0.0027881, 0.0096890, 1.2077351),
+    ),
+    ("two_path_random", 10): ((2.1303749, -1.0369026), (-1.0369026, 0.7047429)),
+    ("two_path_uniform", 10): ((2.9348435, -1.7392525), (-1.7392525, 1.2574088)),
+}
+#: the authors' stopping rule: max |dS/dM| below this, S = action / N_max
+P1_HMC_AUTHORS_GRADIENT_TOL = 1e-5
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # P2 (Troiani et al. 2025)

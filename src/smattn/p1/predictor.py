@@ -51,3 +51,33 @@ def accuracy(mean: np.ndarray, y: np.ndarray) -> float:
     if np.any(mean == 0) or not np.all(np.isfinite(mean)):
         raise ValueError("predictor has exact zeros or non-finite values: accuracy undefined")
     return float(np.mean(np.sign(mean) == y))
+
+
+def paired_accuracy_gap(mean_a: np.ndarray, mean_b: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Accuracy of predictor a minus that of predictor b on the same test set, and its standard error.
+
+    The two accuracies share the test items, so their test-set errors are correlated: the error of the difference
+    comes from the per-item differences ``d_i = correct_a(i) - correct_b(i)`` in {-1, 0, 1} (only items where the
+    predictors disagree contribute): ``se = std(d, ddof=1) / sqrt(n)``. mean_a, mean_b, y: [n]."""
+    accuracy(mean_a, y), accuracy(mean_b, y)  # shape and finiteness checks
+    y = np.asarray(y, dtype=np.float64)
+    d = (np.sign(mean_a) == y).astype(np.float64) - (np.sign(mean_b) == y).astype(np.float64)
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
+
+
+def accuracy_mcse(mean: np.ndarray, mcse: np.ndarray, y: np.ndarray) -> float:
+    """Monte-Carlo standard error of the accuracy of a sampled mean predictor.
+
+    Each item's sampled mean ``mean[i]`` estimates the posterior mean with Monte-Carlo standard error ``mcse[i]``
+    (normal errors); its sign differs from that of the exact posterior mean with probability
+    ``p_i = Phi(-|mean_i| / mcse_i)``, so the accuracy's Monte-Carlo variance is ``sum_i p_i (1 - p_i) / n^2``
+    (items' errors treated as independent). mean, mcse, y: [n]."""
+    from scipy.special import ndtr
+
+    accuracy(mean, y)
+    mcse = np.asarray(mcse, dtype=np.float64)
+    if mcse.shape != np.shape(mean) or not np.all(mcse >= 0):
+        raise ValueError(f"mcse must be >= 0 with the shape of the predictions {np.shape(mean)}, got {mcse.shape}")
+    with np.errstate(divide="ignore"):
+        p = ndtr(-np.abs(np.asarray(mean, dtype=np.float64)) / mcse)
+    return float(np.sqrt(np.sum(p * (1 - p))) / mcse.size)

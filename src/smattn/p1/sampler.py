@@ -16,9 +16,18 @@ Two samplers of the same posterior:
 
 Weight samples are never stored: a NumPyro ``postprocess_fn`` maps each sample to its test predictions
 ``f_test`` [P_test] and its order parameter ``U`` [H_tot, H_tot] (Eq. 13), which are all that is kept.
-Diagnostics (raw weights are not identifiable, so only on U and f): divergences, acceptance, split R-hat and bulk
-(rank-normalised) ESS of the U entries and of the test predictions, leapfrog steps per transition, fraction of
-transitions at the maximum tree depth, warm-up and sampling wall time, and an estimate of the compilation time.
+Diagnostics (raw weights are not identifiable, so only on U and f), from ArviZ (:mod:`smattn.p1.convergence`):
+rank-normalised split R-hat, bulk and tail ESS and the Monte-Carlo standard error of the U entries and of the test
+predictions; the R-hat that perfectly mixed chains of the same shape reach (the 95 % quantile of the null of the
+largest R-hat over the distinct U entries); divergences, acceptance, leapfrog steps per transition, fraction of
+transitions at the maximum tree depth, warm-up and sampling wall time and an estimate of the compilation time.
+
+Chains (``chain_method``): ``vectorized`` (batched in one program; the default on a GPU), ``parallel`` (one CPU
+device per group of chains, :func:`use_host_devices`; the default on a CPU with several host devices) or
+``sequential``. Every method draws the same chains from the same seed (each chain's key is split from the seed):
+``parallel`` and ``sequential`` run the same per-chain program and agree to the bit, ``vectorized`` batches the
+arithmetic differently and agrees to rounding (tests/p1_hmc/test_chain_methods.py).
+The float32 matrix-product precision is set explicitly (``matmul_precision``, default ``"highest"``: no TF32 on a GPU).
 
 Precision: float64 needs ``jax_enable_x64`` (the default in this project); float32 needs it *off* (JAX's
 precision is process-wide), so run float32 sampling in its own process.
@@ -26,6 +35,8 @@ precision is process-wide), so run float32 sampling in its own process.
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -35,6 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..progress import progress
+from . import convergence as conv
 from .action import Architecture
 from .network import forward_paths, order_parameter_sample
 
@@ -56,39 +68,43 @@ def settings_for_width(table: dict, N: int) -> dict:
     return {k: entry[k] for k in SETTING_KEYS}
 
 
-def default_chain_method() -> str:
-    """'vectorized' on a GPU (chains batched in one program), else 'sequential' (no extra host devices needed)."""
-    return "vectorized" if jax.default_backend() == "gpu" else "sequential"
+def use_host_devices(n: int) -> None:
+    """Let XLA split the CPU into ``n`` devices (``--xla_force_host_platform_device_count``) so that chains can run in
+    parallel. Must be called before JAX initialises its backend (before :func:`smattn.device.jax_setup`)."""
+    if n < 1:
+        raise ValueError(f"need at least one host device, got {n}")
+    flags = re.sub(r"--xla_force_host_platform_device_count=\S+", "", os.environ.get("XLA_FLAGS", "")).split()
+    os.environ["XLA_FLAGS"] = " ".join([f"--xla_force_host_platform_device_count={int(n)}", *flags])
 
 
-def bulk_ess(x: np.ndarray) -> np.ndarray:
-    """Bulk ESS (rank-normalised split chains, Vehtari et al. 2021). x: [chains, draws, ...] -> [...].
-
-    NaN when there are fewer than 4 draws per chain."""
-    from numpyro.diagnostics import effective_sample_size
-    from scipy.special import ndtri
-    from scipy.stats import rankdata
-
-    x = np.asarray(x, dtype=np.float64)
-    if x.shape[1] < 4:
-        return np.full(x.shape[2:], np.nan)
-    h = x.shape[1] // 2
-    split = np.concatenate([x[:, :h], x[:, -h:]], axis=0)  # [2 chains, h, ...]
-    S = split.shape[0] * h
-    r = rankdata(split.reshape(S, -1), axis=0).reshape(split.shape)
-    z = ndtri((r - 0.375) / (S + 0.25))
-    return np.asarray(effective_sample_size(z))
+def default_chain_method(num_chains: int = 1) -> str:
+    """'vectorized' on a GPU (chains batched in one program); on a CPU 'parallel' when there are several host devices
+    (:func:`use_host_devices`) and several chains, else 'sequential'."""
+    if jax.default_backend() == "gpu":
+        return "vectorized"
+    return "parallel" if num_chains > 1 and jax.local_device_count() > 1 else "sequential"
 
 
-def split_rhat(x: np.ndarray) -> np.ndarray:
-    """Split R-hat (numpyro.diagnostics.split_gelman_rubin). x: [chains, draws, ...] -> [...]; NaN below 4 draws."""
-    from numpyro.diagnostics import split_gelman_rubin
+def _chains_over_devices(num_chains: int, max_devices: int):
+    """NumPyro ``chain_method`` callable: the chains spread over k local devices (k the largest divisor of num_chains
+    not above ``max_devices`` or the device count), ``num_chains / k`` of them one after another on each device.
 
-    x = np.asarray(x, dtype=np.float64)
-    if x.shape[1] < 4:
-        return np.full(x.shape[2:], np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(split_gelman_rubin(x))
+    Every k runs the same per-chain program (a ``lax.map`` body), so k = 1 (sequential) and k > 1 (parallel) give
+    the same draws to the bit. Returns (callable, k)."""
+    limit = min(num_chains, max_devices, jax.local_device_count())
+    k = max(d for d in range(1, limit + 1) if num_chains % d == 0)
+    devices = jax.local_devices()[:k]
+
+    def method(fn):
+        def run(args):
+            per = num_chains // k
+            split = jax.tree.map(lambda a: a.reshape(k, per, *a.shape[1:]), args)
+            out = jax.pmap(lambda a: jax.lax.map(fn, a), devices=devices)(split)
+            return jax.tree.map(lambda a: a.reshape(num_chains, *a.shape[2:]), out)
+
+        return run
+
+    return method, k
 
 
 def _finite_or_none(obj):
@@ -111,15 +127,27 @@ def _nanmin(a) -> float:
     return float(np.nanmin(a)) if np.isfinite(a).any() else float("nan")
 
 
+def _symmetric_diagnostic(fn, U_c: np.ndarray) -> np.ndarray:
+    """A diagnostic of the distinct (upper-triangle) entries of a symmetric U [chains, draws, H, H] -> [H, H]."""
+    H = U_c.shape[-1]
+    iu = np.triu_indices(H)
+    out = np.empty((H, H))
+    out[iu] = fn(U_c[:, :, iu[0], iu[1]])
+    out.T[iu] = out[iu]
+    return out
+
+
 @dataclass
 class SampleResult:
     """Pooled samples and diagnostics of one NUTS run.
 
     f_test: [chains * samples, P_test]; U: [chains * samples, H, H]; U_by_chain: [chains, samples, H, H];
-    rhat_U, ess_U: [H, H] (split R-hat, bulk ESS); rhat_f, ess_f: [P_test]; num_steps: [chains, samples] leapfrog
-    steps (= gradient evaluations) per kept transition; step_size: [chains]; seconds: whole run incl. compilation;
-    seconds_warmup (incl. its compilation); seconds_sampling (sampling phase); seconds_compile_sampling: estimated
-    compilation time inside the sampling phase (NaN when not measurable).
+    rhat_U, ess_U (bulk), ess_tail_U, mcse_U: [H, H]; rhat_f, ess_f (bulk), mcse_f: [P_test] (ArviZ,
+    :mod:`smattn.p1.convergence`); rhat_null: the null of the largest R-hat over the distinct U entries for this
+    run's chains x samples; num_steps: [chains, samples] leapfrog steps (= gradient evaluations) per kept
+    transition; step_size: [chains]; seconds: whole run incl. compilation; seconds_warmup (incl. its compilation);
+    seconds_sampling (sampling phase); seconds_compile_sampling: estimated compilation time inside the sampling
+    phase (NaN when not measurable).
     """
 
     f_test: np.ndarray
@@ -134,11 +162,16 @@ class SampleResult:
     mean_leapfrog_steps: float = float("nan")
     sampler: str = "full"
     chain_method: str = "sequential"
+    devices: int = 1
     max_tree_depth: int = 10
     num_steps: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     step_size: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ess_tail_U: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mcse_U: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rhat_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ess_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mcse_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rhat_null: conv.RhatNull | None = None
     seconds_warmup: float = float("nan")
     seconds_sampling: float = float("nan")
     seconds_compile_sampling: float = float("nan")
@@ -154,6 +187,11 @@ class SampleResult:
     @property
     def n_chains(self) -> int:
         return int(self.U_by_chain.shape[0])
+
+    @property
+    def rhat_threshold(self) -> float:
+        """The R-hat that perfectly mixed chains of this run's shape stay below 95 % of the time (NaN if unknown)."""
+        return self.rhat_null.quantile if self.rhat_null is not None else float("nan")
 
     @property
     def grads_per_ess(self) -> float:
@@ -178,15 +216,21 @@ class SampleResult:
         return _nanmin(self.ess_U) / t
 
     def summary(self) -> dict:
+        null = self.rhat_null
         return {
             "sampler": self.sampler,
             "chain_method": self.chain_method,
+            "devices": int(self.devices),
             "chains": self.n_chains,
             "divergences": int(self.divergences),
             "accept_prob": float(self.accept_prob),
             "rhat_U_max": _nanmax(self.rhat_U),
+            "rhat_null95": self.rhat_threshold,
+            "rhat_null95_se": null.se if null is not None else float("nan"),
+            "rhat_null_pass_fraction_1_01": null.pass_fraction_1_01 if null is not None else float("nan"),
             "ess_U_min": _nanmin(self.ess_U),
             "ess_U_mean": float(np.nanmean(self.ess_U)),
+            "ess_tail_U_min": _nanmin(self.ess_tail_U),
             "rhat_f_max": _nanmax(self.rhat_f),
             "ess_f_min": _nanmin(self.ess_f),
             "seconds": float(self.seconds),
@@ -205,25 +249,32 @@ class SampleResult:
         }
 
     def record(self) -> dict:
-        """JSON-ready diagnostics: :meth:`summary` plus the U-entry R-hat / ESS arrays and the U standard error
-        (std / sqrt(ESS)); non-finite numbers become None."""
+        """JSON-ready diagnostics: :meth:`summary` plus the U-entry R-hat / ESS / Monte-Carlo standard error arrays
+        (``U_sem``: ArviZ's MCSE of the posterior mean), the R-hat null and, per test item, the sampled mean
+        predictor ``f_mean`` and its MCSE ``f_mcse``; non-finite numbers become None."""
         out = {
             **self.summary(),
             "U_mean": self.U_mean.tolist(),
             "rhat_U": self.rhat_U.tolist(),
             "ess_U": self.ess_U.tolist(),
-            "U_sem": (self.U.std(axis=0) / np.sqrt(np.maximum(np.nan_to_num(self.ess_U), 1.0))).tolist(),
+            "ess_tail_U": self.ess_tail_U.tolist(),
+            "U_sem": self.mcse_U.tolist(),
+            "rhat_null": self.rhat_null.record() if self.rhat_null is not None else None,
+            "f_mean": self.mean_predictor.tolist(),
+            "f_mcse": self.mcse_f.tolist(),
         }
         return _finite_or_none(out)
 
-    def warnings(self, rhat_max: float = 1.01) -> list[str]:
-        """Human-readable warnings: R-hat above ``rhat_max`` on U or f, divergences, transitions at max depth."""
+    def warnings(self) -> list[str]:
+        """Human-readable warnings: R-hat of U above the null's 95 % quantile (the R-hat of the test predictions
+        against the same threshold), divergences, transitions at the maximum tree depth."""
         out = []
+        limit = self.rhat_threshold
         for name, r in (("U", self.rhat_U), ("f_test", self.rhat_f)):
-            if _nanmax(r) > rhat_max:
+            if np.isfinite(limit) and _nanmax(r) > limit:
                 out.append(
-                    f"WARNING: split R-hat of {name} up to {_nanmax(r):.3f} > {rhat_max} "
-                    f"({int(np.sum(np.asarray(r) > rhat_max))} entries): chains disagree"
+                    f"WARNING: R-hat of {name} up to {_nanmax(r):.3f} > {limit:.3f} (95 % of perfectly mixed chains "
+                    f"of this shape stay below; {int(np.sum(np.asarray(r) > limit))} entries): chains disagree"
                 )
         if self.divergences:
             out.append(f"WARNING: {self.divergences} divergent transitions")
@@ -265,6 +316,8 @@ def run_nuts(
     max_tree_depth: int = 10,
     sampler: str = "collapsed",
     chain_method: str | None = None,
+    matmul_precision: str = "highest",
+    rhat_null_trials: int = 1000,
 ) -> SampleResult:
     """Sample the posterior with NUTS (NumPyro defaults), keeping only test predictions and U per sample.
 
@@ -272,8 +325,13 @@ def run_nuts(
     max(temperature, temperature_min) as in the reference. NUTS settings are NumPyro's defaults (target acceptance
     0.8, diagonal mass matrix) with ``max_tree_depth`` (default 10, as in the reference). ``sampler``: "collapsed"
     (V0 integrated out, GP-mean test predictions) or "full" (all weights, the authors' method). ``chain_method``:
-    NumPyro's; None picks :func:`default_chain_method`. The sampling phase runs in two equal halves when
-    ``num_samples`` is even, so that the compilation of its loop (paid in the first half only) can be estimated.
+    "sequential", "parallel" (chains spread over the
+    local devices, see :func:`use_host_devices`) or "vectorized"; None picks :func:`default_chain_method`; every
+    method gives the same chains. ``matmul_precision``: JAX's precision of float32 matrix products during sampling
+    ("highest": full float32; "default": JAX's default, TF32 on recent NVIDIA GPUs; no effect on a CPU).
+    ``rhat_null_trials``: repetitions of the R-hat null (:func:`smattn.p1.convergence.rhat_null`; 0 skips it). The
+    sampling phase runs in two equal halves when ``num_samples`` is even, so that the compilation of its loop (paid
+    in the first half only) can be estimated.
     """
     from numpyro.infer import MCMC, NUTS
 
@@ -293,7 +351,14 @@ def run_nuts(
         raise ValueError(f"xbar shapes {xbar_train.shape}, {xbar_test.shape} do not match {arch.n_paths} paths")
     if any(float(n) != int(n) for n in arch.widths):
         raise ValueError(f"widths must be integers for sampling, got {arch.widths}")
-    chain_method = chain_method or default_chain_method()
+    if matmul_precision not in ("highest", "high", "default"):
+        raise ValueError(f"matmul_precision must be 'highest', 'high' or 'default', got {matmul_precision!r}")
+    chain_method = chain_method or default_chain_method(num_chains)
+    if chain_method not in ("sequential", "parallel", "vectorized"):
+        raise ValueError(f"chain_method must be 'sequential', 'parallel' or 'vectorized', got {chain_method!r}")
+    numpyro_method, devices = chain_method, 1
+    if chain_method != "vectorized" and num_chains > 1:
+        numpyro_method, devices = _chains_over_devices(num_chains, 1 if chain_method == "sequential" else num_chains)
     jdt = jnp.float64 if dtype == "float64" else jnp.float32
     T = max(float(temperature), float(temperature_min))
 
@@ -320,7 +385,7 @@ def run_nuts(
         num_warmup=num_warmup,
         num_samples=chunk,
         num_chains=num_chains,
-        chain_method=chain_method,
+        chain_method=numpyro_method,
         progress_bar=False,
         postprocess_fn=post,
         jit_model_args=jit_args,
@@ -328,23 +393,25 @@ def run_nuts(
     fields = ("diverging", "accept_prob", "num_steps", "adapt_state.step_size")
     # one progress line per phase (warm-up, then each half of the samples): NumPyro's own bar redraws one line
     bar = progress(total=1 + halves, desc=f"NUTS {num_chains} chain(s) x ({num_warmup} + {num_samples})", unit="phase")
+    precision = None if matmul_precision == "default" else matmul_precision
     t0 = time.perf_counter()
-    mcmc.warmup(jax.random.PRNGKey(seed), *args, extra_fields=fields, collect_warmup=False)
-    jax.block_until_ready(mcmc.post_warmup_state)
-    t1 = time.perf_counter()
-    bar.set_postfix(phase="warm-up done", refresh=False)
-    bar.update(1)
-    parts, times = [], []
-    for half in range(halves):
-        ts = time.perf_counter()
-        mcmc.run(mcmc.post_warmup_state.rng_key, *args, extra_fields=fields)
-        smp = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
-        ext = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
-        times.append(time.perf_counter() - ts)
-        parts.append((smp, ext))
-        mcmc.post_warmup_state = mcmc.last_state
-        bar.set_postfix(phase=f"samples {half + 1}/{halves}", refresh=False)
+    with jax.default_matmul_precision(precision):
+        mcmc.warmup(jax.random.PRNGKey(seed), *args, extra_fields=fields, collect_warmup=False)
+        jax.block_until_ready(mcmc.post_warmup_state)
+        t1 = time.perf_counter()
+        bar.set_postfix(phase="warm-up done", refresh=False)
         bar.update(1)
+        parts, times = [], []
+        for half in range(halves):
+            ts = time.perf_counter()
+            mcmc.run(mcmc.post_warmup_state.rng_key, *args, extra_fields=fields)
+            smp = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+            ext = {k: np.asarray(v) for k, v in mcmc.get_extra_fields(group_by_chain=True).items()}
+            times.append(time.perf_counter() - ts)
+            parts.append((smp, ext))
+            mcmc.post_warmup_state = mcmc.last_state
+            bar.set_postfix(phase=f"samples {half + 1}/{halves}", refresh=False)
+            bar.update(1)
     bar.close()
     t2 = time.perf_counter()
 
@@ -365,10 +432,14 @@ def run_nuts(
         U_by_chain=U_c,
         divergences=int(cat(1, "diverging").sum()),
         accept_prob=float(cat(1, "accept_prob").mean()),
-        rhat_U=split_rhat(U_c),
-        ess_U=bulk_ess(U_c),
-        rhat_f=split_rhat(f_c),
-        ess_f=bulk_ess(f_c),
+        rhat_U=_symmetric_diagnostic(conv.rhat, U_c),
+        ess_U=_symmetric_diagnostic(conv.ess_bulk, U_c),
+        ess_tail_U=_symmetric_diagnostic(conv.ess_tail, U_c),
+        mcse_U=_symmetric_diagnostic(conv.mcse_mean, U_c),
+        rhat_f=conv.rhat(f_c),
+        ess_f=conv.ess_bulk(f_c),
+        mcse_f=conv.mcse_mean(f_c),
+        rhat_null=_rhat_null(U_c.shape, rhat_null_trials),
         mean_leapfrog_steps=float(steps.mean()),
         num_steps=steps,
         step_size=cat(1, "adapt_state.step_size")[:, -1].astype(np.float64),
@@ -379,15 +450,31 @@ def run_nuts(
         dtype=dtype,
         sampler=sampler,
         chain_method=chain_method,
+        devices=devices,
         max_tree_depth=int(max_tree_depth),
     )
 
 
-# sample-record key -> ledger name of the sampler's efficiency and convergence (rhat_max: split R-hat over U)
+def _rhat_null(shape: tuple, trials: int) -> conv.RhatNull | None:
+    """The R-hat null of U draws [chains, samples, H, H] over its H (H + 1) / 2 distinct entries (None when R-hat
+    is undefined at this shape or ``trials`` is 0)."""
+    chains, draws, H = shape[0], shape[1], shape[-1]
+    if trials < 1 or draws < (8 if chains == 1 else 4):
+        return None
+    return conv.rhat_null(chains, draws, H * (H + 1) // 2, trials=trials)
+
+
+# sample-record key -> ledger name of the sampler's efficiency and convergence (rhat_max: the largest rank-normalised
+# split R-hat over the U entries; rhat_null95: the 95 % quantile of that largest R-hat for perfectly mixed chains of
+# the run's shape, with its Monte-Carlo standard error)
 NUTS_LEDGER_NAMES = {
     "grads_per_ess": "grads_per_ess",
     "max_depth_fraction": "max_depth_fraction",
     "rhat_U_max": "rhat_max",
+    "rhat_null95": "rhat_null95",
+    "rhat_null95_se": "rhat_null95_se",
+    "ess_U_min": "ess_bulk_min",
+    "ess_tail_U_min": "ess_tail_min",
     "ess_per_s_sampling": "ess_per_s_sampling",
 }
 
