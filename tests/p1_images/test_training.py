@@ -267,31 +267,13 @@ def test_precisions_train_and_resume(tmp_path, setup, precision):
 
 
 @pytest.fixture(scope="module")
-def learning_setup():
+def learning_setup(setup):
     """Tasks over 12 synthetic classes (a template per class plus pixel noise, see ``_split``) and a fixed set of
-    256 held-out task draws of the same classes; a small L2H4 network, batch 32, lr 3e-3."""
-    torch.set_num_threads(1)
-    labels, pos = label_vectors(3), positional_encoding()
-    sampler = TaskSampler(_split(12, 0), labels, pos)
+    256 held-out task draws of the same classes; a small L2H4 network, batch 32, lr 3e-3, 60 steps."""
+    cfg, sampler, _ = setup
     fixed = sampler.task_set(np.random.default_rng(5), 256)
-    cfg = paper_train_config(
-        2,
-        4,
-        width=16,
-        qk_dim=8,
-        epochs=1,
-        tasks_per_epoch=100_000,
-        batch=32,
-        lr=3e-3,
-        val_every=60,
-        n_val=256,
-        ckpt_every=20,
-        seed=3,
-        max_steps=60,
-        precision="fp32",
-        compile=False,
-    )
-    return cfg, sampler, fixed
+    change = dict(width=16, qk_dim=8, tasks_per_epoch=100_000, batch=32, lr=3e-3, max_steps=60, n_val=256)
+    return TrainConfig(**{**cfg.__dict__, **change, "val_every": 60, "ckpt_every": 20}), sampler, fixed
 
 
 def test_short_training_beats_chance(tmp_path, learning_setup):
