@@ -82,6 +82,19 @@ def test_all_but_one_head_equals_the_single_head_network(data):
         big.set_pruned_heads({0: [0, 1, 2]})
 
 
+@pytest.mark.published
+def test_two_heads_are_the_papers_24_percent_of_the_network():
+    """P1 Sec. 4.2: pruning two heads of the paper's L = 2, H = 4 network (N = 512, G = 128, D = 192) removes about
+    24 % of its trainable parameters. Our count: the parameters of the paper-size model and ``params_removed_fraction``
+    of two layer-1 heads; the paper states a whole percentage, so the tolerance is half a point. A count that misses a
+    head's W_V (3.8 %), W_Q or W_K (22.1 %) fails."""
+    from smattn.data.published import P1_PRUNING_PARAMS_REMOVED_PERCENT_L2H4_2_HEADS as paper
+
+    model = AttentionPathsTransformer(2, 4, 512, 128, token_dim=192)
+    ours = 100 * params_removed_fraction(model, [(1, 1), (1, 3)])
+    assert abs(ours - paper) <= 0.5, f"{ours:.2f} % vs the paper's {paper} %"
+
+
 def test_params_removed_fraction():
     model = AttentionPathsTransformer(2, 4, 512, 128, token_dim=192)
     assert model.n_trainable() == 2_589_184  # W_in 512x192, 8 heads x (W_V 512x512, W_Q and W_K 128x192), w_out 512
