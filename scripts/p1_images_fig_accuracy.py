@@ -15,6 +15,18 @@ SET_TITLES = {
 }
 
 
+def theory_correct(th, s: str, i: int) -> np.ndarray:
+    """Task-wise correctness [n] of the theory at the i-th width and its selected temperature on set s."""
+    j = list(th["temperatures"]).index(th["T_selected"][i])
+    return np.sign(th[f"f_{s}"][i, j]) == th[f"y_{s}"]
+
+
+def gp_correct(th, s: str) -> np.ndarray:
+    """Task-wise correctness [n] of the GP line at its selected temperature on set s."""
+    j = list(th["gp_temperatures"]).index(th["gp_T_selected"])
+    return np.sign(th[f"gp_f_{s}"][j]) == th[f"y_{s}"]
+
+
 def main(io):
     import matplotlib
 
@@ -23,6 +35,7 @@ def main(io):
 
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
     from smattn.p1.images.theory_grid import TEST_SETS
+    from smattn.p1.images.uncertainty import mc_accuracy_se, paired_difference, temperature_trend
     from smattn.p1.sampler import nuts_ledger_entries
 
     p = io.params
@@ -75,7 +88,8 @@ def main(io):
 
     # ledger (every test set, not only the plotted ones): selected T and theory accuracy per N, GP accuracy,
     # sampled accuracies; beside them each line's best accuracy over its own temperature grid per set (what the
-    # Omniglot-selected temperature gives up on an OOD set)
+    # Omniglot-selected temperature gives up on an OOD set); the paired differences of the lines on their shared
+    # test tasks with standard errors (docs/p1_images.md#verdicts)
     model = p.model
     m = {}
     for i, N in enumerate(th["widths"]):
@@ -83,12 +97,28 @@ def main(io):
         for s in TEST_SETS:
             m[f"p1.img.acc_theory[model={model}][set={s}][N={fmt_id(N)}]"] = float(th[f"acc_selected_{s}"][i])
             m[f"p1.img.acc_theory_best_T[model={model}][set={s}][N={fmt_id(N)}]"] = float(th[f"acc_{s}"][i].max())
+            gain, se = paired_difference(theory_correct(th, s, i), gp_correct(th, s))
+            m[f"p1.img.acc_gain_over_gp[model={model}][set={s}][N={fmt_id(N)}]"] = gain
+            m[f"p1.img.acc_gain_over_gp_se[model={model}][set={s}][N={fmt_id(N)}]"] = se
     for s in TEST_SETS:
         m[f"p1.img.acc_gp[model={model}][set={s}]"] = float(th[f"gp_acc_selected_{s}"])
         m[f"p1.img.acc_gp_best_T[model={model}][set={s}]"] = float(th[f"gp_acc_{s}"].max())
+        m[f"p1.img.n_test[model={model}][set={s}]"] = len(th[f"y_{s}"])
+    if len(widths) >= 3:  # Spearman correlation of the selected T with N (a trend needs three widths)
+        correct = np.sign(th["f_omniglot"]) == th["y_omniglot"]  # [widths, temperatures, tasks]
+        boot = int(p.bootstrap_resamples), int(p.bootstrap_seed)
+        rho, rho_se = temperature_trend(correct, widths, th["temperatures"], *boot)
+        m[f"p1.img.T_trend_rho[model={model}]"] = rho
+        m[f"p1.img.T_trend_rho_se[model={model}]"] = rho_se
     for d in samples:
+        i = [int(w) for w in widths].index(int(d["N"]))
         for s in TEST_SETS:
             m[f"p1.img.acc_sampled[model={d['model']}][set={s}][N={d['N']}]"] = d["acc"][s]
+            f, f_se = np.asarray(d["f_mean"][s]), np.asarray(d["f_mc_se"][s])
+            diff, se_tasks = paired_difference(np.sign(f) == th[f"y_{s}"], theory_correct(th, s, i))
+            se = float(np.hypot(se_tasks, mc_accuracy_se(f, f_se)))  # test tasks and Monte-Carlo error
+            m[f"p1.img.acc_sampled_minus_theory[model={d['model']}][set={s}][N={d['N']}]"] = diff
+            m[f"p1.img.acc_sampled_minus_theory_se[model={d['model']}][set={s}][N={d['N']}]"] = se
         m.update(nuts_ledger_entries(d, "p1.img.nuts", f"[model={d['model']}][N={d['N']}]"))
     write_metrics(io.output.metrics, m)
 
