@@ -87,3 +87,7 @@ rule all:
         rules.metrics_ledger.output.claims_csv,
         rules.data_summary.output.summary,
         rules.cost_table.output,
+
+
+# SLURM partition and account of every rule's jobs by kind (GPU or CPU), from config `cluster` (docs/cluster.md)
+place_on_partitions(workflow.rules, config.get("cluster"))

@@ -77,3 +77,22 @@ def benchmarks(rule, **wildcard_values):
         path = expand(str(rule.benchmark), **{k: [v] for k, v in wc.items()})[0]
         jobs[path] = {"group": group, "rule": name, "wildcards": " ".join(f"{k}={v}" for k, v in wc.items())}
     return jobs
+
+
+def place_on_partitions(rules, cluster):
+    """Give every rule the SLURM partition and account of its kind of job (config `cluster`, docs/cluster.md): rules
+    with gpu=1 -> gpu_partition (gpu_account, else account), every other rule -> cpu_partition (account). A key that is
+    null adds nothing (the cluster's default partition, the user's default account); a value the user set for a rule
+    with --set-resources <rule>:slurm_partition=... is kept. Called once, after every rule is defined."""
+    cluster = cluster or {}
+    for r in rules:
+        gpu = r.resources.get("gpu").value
+        if callable(gpu):
+            raise WorkflowError(f"rule {r.name}: declare gpu as a number, the partition of its jobs depends on it")
+        kind = "gpu" if gpu else "cpu"
+        partition = cluster.get(f"{kind}_partition")
+        account = (cluster.get("gpu_account") if kind == "gpu" else None) or cluster.get("account")
+        if partition:
+            r.resources.setdefault("slurm_partition", partition)
+        if account:
+            r.resources.setdefault("slurm_account", account)

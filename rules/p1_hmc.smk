@@ -54,11 +54,11 @@ rule p1_hmc_sample:
         N=r"\d+",
     conda:
         "../envs/torch.yaml"
+    # no gpu: P = 100 sequences, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
         mem_mb=4000,
         runtime=120,
-        gpu=1,
     params:
         temperature=P1H["temperature"],
         sampler=P1H["sampler"],

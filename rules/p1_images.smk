@@ -38,6 +38,7 @@ rule p1_images_prepare:
         "logs/p1_images/p1_images_prepare.log",
     benchmark:
         "results/benchmarks/p1_images/p1_images_prepare.tsv"
+    priority: 50
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -62,9 +63,11 @@ rule p1_images_train:
         "results/benchmarks/p1_images/p1_images_train_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
+    priority: 50
     conda:
         "../envs/torch.yaml"
     threads: 1
+    # gpu=1: paper-size training is GEMM-bound, CPU days vs GPU hours (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
         mem_mb=4000,
         runtime=lambda wc: 60 if SCALE != "paper" else 600,
@@ -112,6 +115,7 @@ rule p1_images_export:
         "results/benchmarks/p1_images/p1_images_export_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
+    priority: 50
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -142,6 +146,7 @@ rule p1_images_theory:
         "results/benchmarks/p1_images/p1_images_theory_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
+    priority: 50
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -173,9 +178,11 @@ rule p1_images_sample:
     wildcard_constraints:
         model="|".join(P1I_MODELS),
         N=r"\d+",
+    priority: 50
     conda:
         "../envs/torch.yaml"
     threads: 1
+    # gpu=1: every gradient factors the P x P training kernel, P = 600 (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
         mem_mb=8000,
         runtime=lambda wc: 60 if SCALE != "paper" else 720,
@@ -200,6 +207,7 @@ rule p1_fig3b:
         "logs/p1_images/p1_fig3b.log",
     benchmark:
         "results/benchmarks/p1_images/p1_fig3b.tsv"
+    priority: 50
     conda:
         "../envs/jax.yaml"
     threads: 1
@@ -229,6 +237,7 @@ rule p1_fig3c:
         "logs/p1_images/p1_fig3c.log",
     benchmark:
         "results/benchmarks/p1_images/p1_fig3c.tsv"
+    priority: 50
     conda:
         "../envs/jax.yaml"
     threads: 1
@@ -253,6 +262,7 @@ rule p1_fig3d:
         "logs/p1_images/p1_fig3d.log",
     benchmark:
         "results/benchmarks/p1_images/p1_fig3d.tsv"
+    priority: 50
     conda:
         "../envs/jax.yaml"
     threads: 1
@@ -275,6 +285,7 @@ rule p1_fig6:
         "logs/p1_images/p1_fig6.log",
     benchmark:
         "results/benchmarks/p1_images/p1_fig6.tsv"
+    priority: 50
     conda:
         "../envs/jax.yaml"
     threads: 1

@@ -20,11 +20,11 @@ rule p2_gamp_run:
         run=r"\d+",
     conda:
         "../envs/jax.yaml"
+    # no gpu: NumPy only, nothing of it can run on a GPU (docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
-        gpu=1,
     params:
         d=P2D["gamp_d"],
         alpha=P2D["gamp_alpha"],
@@ -97,11 +97,11 @@ rule p2_sgd_train:
         "results/benchmarks/p2_dynamics/p2_sgd_train.tsv"
     conda:
         "../envs/jax.yaml"
+    # no gpu: d = 500, batch 200, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 2
     resources:
         mem_mb=4000,
         runtime=60,
-        gpu=1,
     params:
         d=P2D["sgd_d"],
         alpha=P2D["sgd_alpha"],
@@ -159,11 +159,11 @@ rule p2_trec_run:
         rep=r"\d+",
     conda:
         "../envs/torch.yaml"
+    # no gpu: batches of 16 questions, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
         mem_mb=3000,
         runtime=120,
-        gpu=1,
     params:
         epochs=P2D["trec_epochs"],
         repetitions=P2D["trec_repetitions"],

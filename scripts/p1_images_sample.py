@@ -11,7 +11,9 @@ from smattn.scriptio import run
 
 
 def main(io):
-    from smattn.device import jax_setup
+    from smattn.device import gpu_job, jax_setup
+
+    gpu_job(io, "jax")  # gpu=1 rule: stops here when it must have a GPU and sees none (smattn.device)
     from smattn.p1.sampler import settings_for_width
 
     p = io.params

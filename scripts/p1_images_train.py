@@ -12,6 +12,9 @@ from smattn.scriptio import run
 
 
 def main(io):
+    from smattn.device import gpu_job
+
+    gpu_job(io, "torch")  # gpu=1 rule: stops here when it must have a GPU and sees none (smattn.device)
     import torch
 
     import smattn

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from smattn import io as sio
-from smattn.ledger import claims_html, evaluate_claims, load_claims, merge_metrics
+from smattn.ledger import K_SIGMA, claims_html, evaluate_claims, load_claims, merge_metrics, status_counts
 
 
 def test_merge_and_duplicate_ids(tmp_path):
@@ -25,89 +25,150 @@ def test_write_metrics_rejects_non_finite(tmp_path):
     assert not (tmp_path / "m.json").exists()
 
 
-def test_claims(tmp_path):
-    claims = [
-        {"id": "acc", "claim": "accuracy is 0.9", "kind": "match", "paper": 0.9, "tolerance": 0.02},
-        {"id": "acc2", "claim": "accuracy2 is 0.9", "kind": "match", "paper": 0.9, "tolerance": 0.02},
-        {"claim": "layer 2 first", "kind": "compare", "check": {"left": "t2", "op": "<", "right": "t1"}},
-        {"id": "thr", "claim": "threshold", "kind": "deviation", "paper": 0.3, "explanation": "different reading"},
-        {"id": "acc", "claim": "info", "kind": "info"},
-        {"claim": "below a target", "kind": "compare", "check": {"left": "t2", "op": "<=", "right": 3}},
-        {"claim": "above a target", "kind": "compare", "check": {"left": "t1", "op": "<=", "right": 4.5}},
-    ]
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(claims))
-    rows = evaluate_claims(load_claims([path]), {"acc": 0.91, "acc2": 0.8, "t1": 5, "t2": 3, "thr": 0.4})
-    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "deviation explained", "info", "pass", "FAIL"]
-    assert "layer 2 first" in claims_html(rows, "smoke")
-    with pytest.raises(KeyError, match="'thr', which no rule wrote"):
-        evaluate_claims(load_claims([path]), {"acc": 1, "acc2": 1, "t1": 1, "t2": 0})
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump([{"id": "a", "claim": "c", "kind": "deviation"}]))
-    with pytest.raises(ValueError, match="explanation"):
-        load_claims([bad])
+def _load(tmp_path, rows, name="grp.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(rows))
+    return load_claims([path])
 
 
-def test_compare_with_a_number_a_margin_and_scales(tmp_path):
-    claims = [
-        {"claim": "below a target", "kind": "compare", "check": {"left": "t2", "op": "<=", "right": 3}},
-        {"claim": "above a target", "kind": "compare", "check": {"left": "t1", "op": "<=", "right": 4.5}},
-        # theory 0.60 against a baseline 0.63 +- 0.04: within one spread -> pass; 0.60 vs 0.63 +- 0.02 -> FAIL
-        {"claim": "within sd", "kind": "compare", "check": {"left": "a", "op": ">=", "right": "b", "margin": "sd"}},
-        {"claim": "beyond sd", "kind": "compare", "check": {"left": "a", "op": ">=", "right": "b", "margin": 0.02}},
-        {"claim": "upper", "kind": "compare", "check": {"left": "b", "op": "<", "right": "a", "margin": "sd"}},
+W = {"where": "P2 Fig. 1", "paper_says": "it is so"}
+
+
+def test_match_tolerance_is_three_combined_standard_errors(tmp_path):
+    # se 0.01 and paper se 0.0075 combine to 0.0125; 3 of them: 0.0375. 0.9 + 0.037 passes, 0.9 + 0.038 fails.
+    row = {"id": "a", "claim": "a", "kind": "match", "paper": 0.9, "se": "a_se", "paper_se": 0.0075, **W}
+    claims = _load(tmp_path, [row])
+    assert K_SIGMA == 3
+    assert evaluate_claims(claims, {"a": 0.937, "a_se": 0.01})[0]["status"] == "pass"
+    assert evaluate_claims(claims, {"a": 0.862, "a_se": 0.01})[0]["status"] == "FAIL"
+    r = evaluate_claims(claims, {"a": 0.938, "a_se": 0.01})[0]
+    assert r["status"] == "FAIL" and r["tolerance"] == "± 0.0375" and "a_se = 0.01" in r["tolerance_source"]
+    assert r["ours"] == "0.938 ± 0.01" and r["where"] == "P2 Fig. 1" and r["paper_says"] == "it is so"
+
+
+def test_binomial_standard_error_and_fixed_part(tmp_path):
+    # accuracy 0.8 on 400 items: se = sqrt(0.8 * 0.2 / 400) = 0.02, 3 se = 0.06; plus a fixed 0.01 -> 0.07
+    rows = [
+        {"id": "acc", "claim": "c", "kind": "match", "paper": 0.73, "se": {"binomial": 400}, **W},
         {
-            "claim": "paper only",
-            "kind": "compare",
-            "check": {"left": "a", "op": ">", "right": "b"},
-            "judged_at": ["paper"],
+            "id": "acc",
+            "claim": "c",
+            "kind": "match",
+            "paper": 0.731,
+            "se": {"binomial": "n"},
+            "tolerance": 0.01,
+            "tolerance_reason": "grid",
+            **W,
         },
-        {"id": "a", "claim": "paper only info", "kind": "info", "judged_at": ["paper"]},
     ]
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(claims))
-    metrics = {"t1": 5, "t2": 3, "a": 0.60, "b": 0.63, "sd": 0.04}
-    rows = evaluate_claims(load_claims([path]), metrics)
-    assert [r["status"] for r in rows] == ["pass", "FAIL", "pass", "FAIL", "pass", "FAIL", "info"]
-    assert rows[2]["ours"] == "0.6 >= 0.63 - 0.04" and rows[2]["id"] == "a >= b - sd"
-    assert rows[4]["ours"] == "0.63 < 0.6 + 0.04"
-    at_laptop = evaluate_claims(load_claims([path]), metrics, scale="laptop")
-    assert [r["status"] for r in at_laptop][5:] == ["info", "info"] and at_laptop[5]["ours"] == rows[5]["ours"]
-    assert evaluate_claims(load_claims([path]), metrics, scale="paper")[5]["status"] == "FAIL"
+    claims = _load(tmp_path, rows)
+    r = evaluate_claims(claims, {"acc": 0.8, "n": 400})
+    assert [x["status"] for x in r] == ["FAIL", "pass"]  # 0.07 > 0.06; 0.069 <= 0.07
+    assert r[1]["tolerance"] == "± 0.07" and "binomial, n = 400" in r[1]["tolerance_source"]
+    assert "fixed 0.01: grid" in r[1]["tolerance_source"]
+    with pytest.raises(ValueError, match="tolerance_reason"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "match", "paper": 1, "tolerance": 0.1, **W}])
+    with pytest.raises(ValueError, match="'se'"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "match", "paper": 1, **W}])
+
+
+def test_deviation_checks_the_expected_value(tmp_path):
+    row = {
+        "id": "q",
+        "claim": "c",
+        "kind": "deviation",
+        "paper": 0.55,
+        "expected": 0.96,
+        "se": 0.01,
+        "explanation": "the published value is an artefact ({{q_auth}} by their estimator)",
+        **W,
+    }
+    claims = _load(tmp_path, [row])
+    ok = evaluate_claims(claims, {"q": 0.95, "q_auth": 0.5512345})[0]
+    assert ok["status"] == "deviation explained" and "(0.5512 by their estimator)" in ok["explanation"]
+    moved = evaluate_claims(claims, {"q": 0.92, "q_auth": 0.55})[0]  # 0.04 > 3 x 0.01
+    assert moved["status"] == "FAIL" and "moved away" in moved["explanation"]
+    with pytest.raises(ValueError, match="expected"):
+        _load(tmp_path, [{k: v for k, v in row.items() if k != "expected"}])
+    with pytest.raises(KeyError, match="cites metric 'q_auth'"):
+        evaluate_claims(claims, {"q": 0.95})
+
+
+def test_compare_tests(tmp_path):
+    def cmp(test=None, **extra):
+        chk = {"left": "gp", "op": "<", "right": "th", **extra}
+        if test:
+            chk.update(test=test, se_left=0.01, se_right=0.02)
+        return {"claim": "gp below theory", "kind": "compare", "check": chk, **W}
+
+    rows = [
+        cmp(),
+        cmp("significant"),
+        cmp("consistent"),
+        cmp("significant", min_effect=0.05, min_effect_reason="a wide margin"),
+        cmp(margin=0.2, margin_reason="spread"),
+    ]
+    claims = _load(tmp_path, rows)
+    # sigma = sqrt(0.01^2 + 0.02^2) = 0.02236, 3 sigma = 0.0671
+    st = lambda m: [r["status"] for r in evaluate_claims(claims, m)]  # noqa: E731
+    assert st({"gp": 0.70, "th": 0.80}) == ["pass", "pass", "pass", "FAIL", "pass"]  # d = 0.1: 0.033 < 0.05
+    assert st({"gp": 0.70, "th": 0.75}) == ["pass", "FAIL", "pass", "FAIL", "pass"]  # d = 0.05 < 0.067
+    assert st({"gp": 0.70, "th": 0.65}) == ["FAIL", "FAIL", "pass", "FAIL", "pass"]  # d = -0.05, -0.05 + 0.067 > 0
+    assert st({"gp": 0.70, "th": 0.60}) == ["FAIL", "FAIL", "FAIL", "FAIL", "pass"]  # -0.1 + 0.2 margin > 0
+    assert st({"gp": 0.70, "th": 0.88}) == ["pass", "pass", "pass", "pass", "pass"]  # 0.18 - 0.067 > 0.05
+    r = evaluate_claims(claims, {"gp": 0.70, "th": 0.80})[3]
+    assert r["id"] == "gp < th" and "d = 0.1" in r["ours"] and "min effect 0.05: a wide margin" in r["tolerance_source"]
+    # a bare ">=" holds with equality; a bare ">" does not
+    eq = _load(tmp_path, [{**cmp(), "check": {"left": "a", "op": op, "right": 1}} for op in (">=", ">")])
+    assert [r["status"] for r in evaluate_claims(eq, {"a": 1.0})] == ["pass", "FAIL"]
+    for bad, match in [
+        ({"left": "a", "op": "<", "right": "b", "se_left": 0.1}, "test"),
+        ({"left": "a", "op": "<", "right": "b", "test": "significant"}, "se_left"),
+        ({"left": "a", "op": "<", "right": "b", "min_effect": 0.1}, "min_effect_reason"),
+        ({"left": "a", "op": "<", "right": "b", "margin": 0.1}, "margin_reason"),
+        ({"left": "a", "op": "<", "right": "b", "slack": 1}, "compare needs"),
+        ({"left": "a", "op": "=", "right": "b"}, "op"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            _load(tmp_path, [{**cmp(), "check": bad}])
     with pytest.raises(ValueError, match="negative margin"):
-        evaluate_claims(load_claims([path]), {**metrics, "sd": -0.1})
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(
-        yaml.safe_dump([{"claim": "c", "kind": "compare", "check": {"left": "a", "op": ">", "right": "b", "slack": 1}}])
+        evaluate_claims(_load(tmp_path, [cmp(margin="m", margin_reason="r")]), {"gp": 1, "th": 2, "m": -0.1})
+
+
+def test_row_fields_and_kinds(tmp_path):
+    with pytest.raises(ValueError, match="info row may not carry a paper value"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "info", "paper": 0.5}])
+    with pytest.raises(ValueError, match="'where'"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "match", "paper": 1, "se": 0.1, "paper_says": "x"}])
+    with pytest.raises(ValueError, match="paper_says"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "match", "paper": 1, "se": 0.1, "where": "x"}])
+    with pytest.raises(ValueError, match="kind 'guess'"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "guess"}])
+    claims = _load(
+        tmp_path,
+        [
+            {"id": "a", "claim": "diagnostic", "kind": "info"},
+            {"id": "b", "claim": "tuned", "kind": "calibration", "paper": 0.14, "where": "Fig. 3"},
+        ],
     )
-    with pytest.raises(ValueError, match="margin"):
-        load_claims([bad])
-    bad.write_text(yaml.safe_dump([{"id": "a", "claim": "c", "kind": "info", "judged_at": "paper"}]))
-    with pytest.raises(ValueError, match="judged_at"):
-        load_claims([bad])
+    assert [r["status"] for r in evaluate_claims(claims, {"a": 1, "b": 0.15})] == ["info", "calibration"]
+    with pytest.raises(KeyError, match="'b', which no rule wrote"):
+        evaluate_claims(claims, {"a": 1})
 
 
-def test_claims_undecided_at_a_scale_are_info(tmp_path):
-    claims = [
-        {"id": "a", "claim": "A", "kind": "match", "paper": 1.0, "tolerance": 0.1, "judged_at": ["laptop", "paper"]},
-        {
-            "check": {"left": "a", "op": ">", "right": "b"},
-            "claim": "A > B",
-            "kind": "compare",
-            "judged_at": ["laptop", "paper"],
-        },
-        {"id": "b", "claim": "B", "kind": "match", "paper": 5.0, "tolerance": 0.1},
-    ]
-    f = tmp_path / "c.yaml"
-    f.write_text(yaml.safe_dump(claims))
-    loaded = load_claims([f])
-    metrics = {"a": 3.0, "b": 2.0}
-    assert [r["status"] for r in evaluate_claims(loaded, metrics, scale="smoke")] == ["info", "info", "FAIL"]
-    assert [r["status"] for r in evaluate_claims(loaded, metrics, scale="paper")] == ["FAIL", "pass", "FAIL"]
-    assert [r["status"] for r in evaluate_claims(loaded, metrics)] == ["FAIL", "pass", "FAIL"]
-    f.write_text(yaml.safe_dump([{**claims[0], "judged_at": "smoke"}]))
-    with pytest.raises(ValueError, match="judged_at"):
-        load_claims([f])
+def test_groups_that_did_not_run(tmp_path):
+    a = tmp_path / "p2_theory.yaml"
+    a.write_text(yaml.safe_dump([{"id": "x", "claim": "c", "kind": "match", "paper": 1, "se": 0.1, **W}]))
+    b = tmp_path / "p1_hmc.yaml"
+    b.write_text(
+        yaml.safe_dump([{"claim": "c", "kind": "compare", "check": {"left": "y", "op": "<", "right": 1}, **W}])
+    )
+    claims = load_claims([a, b])
+    rows = evaluate_claims(claims, {"x": 1.0}, "paper", groups_run=["p2_theory"])
+    assert [r["status"] for r in rows] == ["pass", "not run"] and rows[1]["ours"] == ""
+    assert status_counts(rows) == {"not run": 1, "pass": 1}
+    html = claims_html(rows, "paper", groups={"p2_theory": "paper", "p1_hmc": "not run"})
+    assert "1 not run, 1 pass" in html and "p1_hmc: not run" in html
 
 
 def test_atomic_path_leaves_nothing_on_error(tmp_path):
@@ -148,22 +209,33 @@ def test_atomic_outputs_have_the_usual_permissions(tmp_path):
 
 
 def test_judged_at_limits_the_verdict_to_its_scales(tmp_path):
-    path = tmp_path / "c.yaml"
-    path.write_text(
-        "- check: {left: a, op: '<=', right: 1.01}\n  claim: r-hat\n  kind: compare\n  judged_at: [laptop, paper]\n"
-        "- id: a\n  claim: m\n  kind: match\n  paper: 1.0\n  tolerance: 0.001\n  judged_at: [paper]\n"
-    )
-    claims = load_claims([path])
+    rows = [
+        {"check": {"left": "a", "op": "<=", "right": 1.01}, "claim": "r-hat", "kind": "compare", **W},
+        {"id": "a", "claim": "m", "kind": "match", "paper": 1.0, "se": 0.0003, **W},
+    ]
+    claims = _load(tmp_path, [{**rows[0], "judged_at": ["laptop", "paper"]}, {**rows[1], "judged_at": ["paper"]}])
     smoke = evaluate_claims(claims, {"a": 1.5}, "smoke")
-    assert [r["status"] for r in smoke] == ["info", "info"]
-    assert "not judged at smoke scale" in smoke[0]["explanation"]
+    assert [r["status"] for r in smoke] == ["judged at laptop and paper scale", "judged at paper scale"]
+    assert smoke[0]["ours"] == "1.5 <= 1.01"  # the numbers are still shown
     laptop = evaluate_claims(claims, {"a": 1.5}, "laptop")
-    assert [r["status"] for r in laptop] == ["FAIL", "info"]
+    assert [r["status"] for r in laptop] == ["FAIL", "judged at paper scale"]
     assert [r["status"] for r in evaluate_claims(claims, {"a": 1.0}, "paper")] == ["pass", "pass"]
+    assert [r["status"] for r in evaluate_claims(claims, {"a": 1.5})] == ["FAIL", "FAIL"]
+    assert status_counts(smoke) == {"judged at another scale": 2}
 
 
 def test_judged_at_must_name_scales(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("- id: a\n  claim: m\n  kind: info\n  judged_at: [huge]\n")
-    with pytest.raises(ValueError, match="judged_at"):
-        load_claims([path])
+    for judged in ("[huge]", "paper", "[]"):
+        path.write_text(f"- id: a\n  claim: m\n  kind: info\n  judged_at: {judged}\n")
+        with pytest.raises(ValueError, match="judged_at"):
+            load_claims([path])
+
+
+def test_every_claims_file_of_the_workflow_loads_and_cites_known_ids():
+    """The repository's claims files satisfy the schema; no info row carries a paper value."""
+    from pathlib import Path
+
+    files = sorted((Path(__file__).parents[2] / "claims").glob("*.yaml"))
+    claims = load_claims(files)
+    assert claims and all(c["kind"] != "info" or c.get("paper") is None for c in claims)

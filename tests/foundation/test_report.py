@@ -4,26 +4,29 @@ the claims page loads in a real (headless) browser with its table inside the win
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from smattn.ledger import claims_html, evaluate_claims, load_claims
+from smattn.ledger import CLAIM_COLUMNS, claims_html, evaluate_claims, load_claims
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTIONS = sorted((REPO / "report").glob("*.rst"))
 
 
 def referenced_metrics(claims: list[dict]) -> list[str]:
-    """Every metric id the claims name (``id``, or ``check.left`` / ``right`` / ``margin`` of a comparison; a number
-    there is no id)."""
-    ids = []
+    """Every metric id the claims name: ``id``, the ``check`` entries of a comparison, standard errors (also the
+    ``n`` of a binomial one) and the ``{{id}}`` citations of explanations; a number there is no id."""
+    refs = []
     for c in claims:
-        named = [c["check"].get(k) for k in ("left", "right", "margin")] if c["kind"] == "compare" else [c["id"]]
-        ids += [k for k in named if isinstance(k, str)]
-    return ids
+        refs += [c.get(k) for k in ("id", "se", "paper_se")]
+        refs += [c.get("check", {}).get(k) for k in ("left", "right", "margin", "min_effect", "se_left", "se_right")]
+        refs += [m.strip() for m in re.findall(r"\{\{([^{}]+)\}\}", c.get("explanation", ""))]
+    refs = [r["binomial"] if isinstance(r, dict) else r for r in refs]
+    return [r for r in refs if isinstance(r, str)]
 
 
 def test_there_are_captions():
@@ -69,9 +72,9 @@ def test_claims_table_wraps_its_cells():
     html = claims_html(
         [
             {
+                **dict.fromkeys(CLAIM_COLUMNS, ""),
                 "claim": "c",
                 "id": "a.very.long.metric.id[without=spaces]" * 5,
-                "paper": "",
                 "ours": "1",
                 "status": "info",
                 "explanation": "x " * 200,

@@ -42,28 +42,56 @@ def workdir(tmp_path_factory, repo):
     return copy_workflow(repo, tmp_path_factory.mktemp("wf"))
 
 
+def job_stats(output: str) -> dict[str, int]:
+    """{rule: count, "total": n} from the first "Job stats" table a (dry) run prints."""
+    m = re.search(r"^Job stats:\njob +count\n[- ]+\n((?:\S+ +\d+\n)+)", output, re.M)
+    assert m, output[-3000:]
+    return {name: int(n) for name, n in (line.split() for line in m.group(1).splitlines())}
+
+
 @pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
 def test_dry_run_every_scale(workdir, scale):
+    """The default target plans every figure's chain, the ledger and the cost table. Mutation caught: rule all with
+    only the data summary as input (33 jobs planned) passed the former check (`"all" in stdout`), fails here."""
     r = snakemake(["-n", "--config", f"scale={scale}"], workdir)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "rule all" in r.stdout or "all" in r.stdout
+    stats = job_stats(r.stdout)
+    assert stats["all"] == 1 and stats["metrics_ledger"] == 1 and stats["cost_table"] == 1, stats
+    assert stats["p2_thresholds_c"] == 16 and stats["total"] > 60, stats
+
+
+CLUSTER = "cluster={cpu_partition: c, gpu_partition: g, account: acc, gpu_account: gacc}"
 
 
 def test_dry_run_slurm_profile_without_slurm(workdir):
-    r = snakemake(
-        [
-            "-n",
-            "--profile",
-            "profiles/slurm",
-            "--config",
-            "scale=smoke",
-            "--default-resources",
-            "slurm_partition=debug",
-            "slurm_account=none",
-        ],
-        workdir,
-    )
+    r = snakemake(["-n", "--profile", "profiles/slurm", "--config", "scale=smoke", CLUSTER], workdir)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def dry_run_resources(output: str) -> list[tuple[str, dict]]:
+    """[(rule, {resource: value})] of every job block a dry run prints."""
+    jobs = []
+    for block in re.split(r"^\[[^\]]+\]$", output, flags=re.M):
+        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
+        res = re.search(r"^\s+resources: (.*)$", block, re.M)
+        if rule and res:
+            jobs.append((rule.group(1), dict(item.split("=", 1) for item in res.group(1).split(", "))))
+    return jobs
+
+
+def test_paper_scale_gpu_only_where_it_pays_and_partitions_by_kind(workdir):
+    """A dry run at paper scale through the SLURM profile: gpu=1 exactly on the image-task trainings and NUTS (the
+    jobs whose cost a GPU cuts: docs/cluster.md), each on the gpu partition and account, every other job on the cpu
+    partition and account."""
+    r = snakemake(["-n", "--forceall", "--profile", "profiles/slurm", "--config", "scale=paper", CLUSTER], workdir)
+    assert r.returncode == 0, r.stderr[-3000:]
+    jobs = dry_run_resources(r.stdout + r.stderr)
+    assert len(jobs) > 100, len(jobs)
+    gpu = {rule for rule, res in jobs if res.get("gpu", "0") != "0"}
+    assert gpu == {"p1_images_train", "p1_images_sample"}, gpu
+    for rule, res in jobs:
+        want = ("g", "gacc") if rule in gpu else ("c", "acc")
+        assert (res.get("slurm_partition"), res.get("slurm_account")) == want, (rule, res)
 
 
 def test_dry_run_local_profile(workdir):
@@ -198,7 +226,7 @@ def test_every_planned_figure_has_a_caption(workdir):
 @pytest.mark.e2e
 def test_smoke_run_end_to_end(workdir, raw_data):
     """The whole smoke-scale workflow: every figure, the ledger, the claims table, and the report."""
-    from smattn.ledger import load_claims
+    from smattn.ledger import CLAIM_COLUMNS, load_claims
 
     env = {"SMATTN_DATA_MIRROR": str(raw_data)}
     expected = planned_figures(workdir)
@@ -221,14 +249,29 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     assert figures == expected  # exactly the workflow's own figure list, nothing missing, nothing extra
     for png in (workdir / f for f in figures):
         assert png.with_suffix(".pdf").exists(), png
-        assert png.stat().st_size > 5000, png
+        assert_drawn(png)
+        assert_plotted_data(png.with_suffix(".csv"))
+    assert_ledger_values_in_range(ledger)
     summary = json.loads((workdir / "results/data/summary.json").read_text())
     assert summary["omniglot"]["classes"] == {"train": 1028, "val": 172, "test": 423}
     # verdicts are findings shown in the report, not test failures; the table itself must be complete
     with open(workdir / "results/claims.csv", newline="", encoding="utf-8") as fh:
         table = list(csv.DictReader(fh))
-    assert list(table[0]) == ["claim", "id", "paper", "ours", "status", "explanation"]
+    assert tuple(table[0]) == CLAIM_COLUMNS
     assert len(table) == len(claims) and all(row["ours"] for row in table)
+    for row, c in zip(table, claims, strict=True):  # each row's status is the one its kind and scales allow
+        judged = "smoke" in (c.get("judged_at") or ["smoke"])
+        allowed = {
+            "info": {"info"},
+            "calibration": {"calibration"},
+            "match": {"pass", "FAIL"},
+            "compare": {"pass", "FAIL"},
+            "deviation": {"deviation explained", "FAIL"},
+        }[c["kind"]]
+        if c["kind"] in ("match", "compare", "deviation") and not judged:
+            allowed = {f"judged at {' and '.join(c['judged_at'])} scale"}
+        assert row["status"] in allowed, (c["claim"], row["status"])
+        assert "{{" not in row["explanation"], row["explanation"]  # every cited metric was filled in
     r = snakemake(["--report", "report.html", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0, r.stderr[-3000:]
     html = (workdir / "report.html").read_text(errors="replace")
@@ -241,6 +284,45 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     # a second run has nothing left to do
     r = snakemake(["-n", "--cores", "2", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
+
+
+def assert_drawn(png, min_ink=0.01, min_colours=3):
+    """A figure is not blank: at least ``min_ink`` of its pixels differ from the background, in several colours.
+    (An empty axes frame has well under 1 % ink.)"""
+    import numpy as np
+    from matplotlib.image import imread
+
+    img = imread(png)[..., :3]
+    background = img[0, 0]
+    ink = np.any(np.abs(img - background) > 0.05, axis=-1)
+    colours = np.unique((img[ink] * 15).round().astype(int), axis=0)
+    assert ink.mean() > min_ink and len(colours) >= min_colours, (png, ink.mean(), len(colours))
+
+
+def assert_plotted_data(csv_path):
+    """The data CSV beside a figure has a header and rows, and at least one finite number per row."""
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) >= 2, csv_path
+
+    def number(x):
+        try:
+            return float(x)
+        except ValueError:
+            return math.nan
+
+    assert all(any(math.isfinite(number(x)) for x in row) for row in rows[1:]), csv_path
+
+
+def assert_ledger_values_in_range(ledger):
+    """Quantities with a known range stay in it: accuracies and fractions in [0, 1], standard errors, times and
+    counts non-negative."""
+    for key, value in ledger.items():
+        name = key.split("[", 1)[0].rsplit(".", 1)[-1]
+        if name.startswith("acc") or name.endswith("_fraction") or name.endswith("_agreement"):
+            assert 0.0 <= value <= 1.0, (key, value)
+        if name.endswith("_se") or name.endswith("_stderr") or name.endswith("_s") or name.endswith("_points"):
+            assert value >= 0.0, (key, value)
 
 
 # --- the target list and the rule conventions (rules/common.smk) ---------------------------------------------------

@@ -1,10 +1,10 @@
 """Fixtures for the cluster-path tests (``pytest -m slurm``): a real single-node SLURM cluster on localhost.
 
-The cluster (slurmctld + slurmd, one node with 2 CPUs and one fake GPU, partition ``smattn``) is started once per
-session by ``tests/slurm/slurm_cluster.py`` and stopped, by PID, when the session ends (also on failure). Nothing is
-installed here: without the SLURM binaries or root, every test is skipped with a message saying what is missing.
-Every Snakemake run goes through ``snakemake_run``: its own process group, a hard timeout, the group killed on
-timeout, and any job it left in the queue cancelled.
+The cluster (slurmctld + slurmd, one node with 2 CPUs and one fake GPU, partitions ``cpu`` and ``gpu``) is started
+once per session by ``tests/slurm/slurm_cluster.py`` and stopped, by PID, when the session ends (also on failure).
+Nothing is installed here: without the SLURM binaries or root, every test is skipped with a message saying what is
+missing. Every Snakemake run goes through ``snakemake_run``: its own process group, a hard timeout, the group killed
+on timeout, and any job it left in the queue cancelled.
 """
 
 from __future__ import annotations
@@ -25,8 +25,12 @@ from .slurm_cluster import SlurmCluster, client_env, missing_requirements
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE_WORKFLOW = Path(__file__).resolve().parent / "probe_workflow"
-PARTITION = "smattn"
+PARTITIONS = {"cpu": "cpu", "gpu": "gpu"}  # kind of job -> partition of the test cluster
 ACCOUNT = "smattn"
+# the workflow's config `cluster` for the test cluster (docs/cluster.md); goes into the run's one --config list
+CLUSTER_CONFIG = (
+    f"cluster={{cpu_partition: {PARTITIONS['cpu']}, gpu_partition: {PARTITIONS['gpu']}, account: {ACCOUNT}}}"
+)
 WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "report", "claims", "envs", "profiles")
 
 # The local cluster has no accounting daemon: job states come from squeue (MinJobAge=300 keeps finished jobs
@@ -39,9 +43,6 @@ SLURM_ARGS = [
     "--slurm-init-seconds-before-status-checks",
     "2",
     "--slurm-keep-successful-logs",
-    "--default-resources",
-    f"slurm_partition={PARTITION}",
-    f"slurm_account={ACCOUNT}",
 ]
 
 
@@ -66,7 +67,7 @@ def slurm_cluster(tmp_path_factory):
     problems = missing_requirements()
     if problems:
         pytest.skip("no SLURM test cluster: " + "; ".join(problems))
-    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"), partition=PARTITION, cpus=2, gpus=1)
+    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions=tuple(PARTITIONS.values()), cpus=2, gpus=1)
     atexit.register(cluster.stop)  # also when the session dies without running fixture teardown
     previous = signal.getsignal(signal.SIGTERM)
     if previous is signal.SIG_DFL:

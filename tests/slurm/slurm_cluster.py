@@ -3,9 +3,10 @@
 ``SlurmCluster(root).start()`` writes ``/etc/slurm/slurm.conf`` and ``/etc/slurm/gres.conf`` (the SLURM client
 commands and the executor plugin's job step only read the default location), keeps every state, spool, pid and log
 file under ``root``, and starts ``slurmctld`` and ``slurmd`` (as root, in the foreground of their own sessions) on
-free TCP ports. The cluster has one node (the host, ``cpus`` CPUs, one fake GPU backed by ``/dev/null``) and one
-partition. No accounting daemon: job states come from ``squeue`` (``MinJobAge`` keeps finished jobs visible for
-``min_job_age`` seconds), and authentication is ``auth/none`` (no munge daemon needed).
+free TCP ports. The cluster has one node (the host, ``cpus`` CPUs, one fake GPU backed by ``/dev/null``) in two
+partitions, ``cpu`` and ``gpu`` (as on a cluster that splits its nodes by kind; neither is the default, so a job that
+names no partition is refused). No accounting daemon: job states come from ``squeue`` (``MinJobAge`` keeps finished
+jobs visible for ``min_job_age`` seconds), and authentication is ``auth/none`` (no munge daemon needed).
 
 ``stop()`` cancels every job, stops the daemons it started by PID (SIGTERM, then SIGKILL) and restores the
 configuration files it replaced (or removes them). Requires root and the Debian packages ``slurmctld slurmd
@@ -94,12 +95,12 @@ class SlurmCluster:
 
     The node advertises ``cpus`` CPUs and ``real_memory_mb`` MB whatever the host has (``config_overrides``); only
     cores are consumable (``CR_Core``), so ``--mem`` requests up to ``real_memory_mb`` are accepted, not enforced.
-    Attributes after ``start()``: ``node`` (node name), ``partition``, ``pids`` ({daemon: pid}),
+    Attributes after ``start()``: ``node`` (node name), ``partitions``, ``pids`` ({daemon: pid}),
     ``startup_seconds`` (from launching the daemons to an idle node).
     """
 
     root: Path
-    partition: str = "smattn"
+    partitions: tuple[str, ...] = ("cpu", "gpu")
     cpus: int = 2
     gpus: int = 1
     real_memory_mb: int = 16000
@@ -156,7 +157,7 @@ class SlurmCluster:
                 "KillWait=5",
                 f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.real_memory_mb} "
                 f"Gres=gpu:{self.gpus} State=UNKNOWN",
-                f"PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE State=UP",
+                *(f"PartitionName={p} Nodes={self.node} Default=NO MaxTime=INFINITE State=UP" for p in self.partitions),
                 "",
             ]
         )

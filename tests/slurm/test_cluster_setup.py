@@ -20,8 +20,9 @@ def conf_items(text: str) -> list[str]:
 
 
 def test_config_declares_node_gpu_partition_and_private_state(tmp_path):
-    cluster = SlurmCluster(tmp_path, partition="part", cpus=2, gpus=1, node="n1")
-    items = conf_items(cluster.slurm_conf(7001, 7002))
+    cluster = SlurmCluster(tmp_path, partitions=("c", "g"), cpus=2, gpus=1, node="n1")
+    text = cluster.slurm_conf(7001, 7002)
+    items = conf_items(text)
     for expected in (
         "SlurmctldPort=7001",
         "SlurmdPort=7002",
@@ -29,7 +30,8 @@ def test_config_declares_node_gpu_partition_and_private_state(tmp_path):
         "NodeName=n1",
         "CPUs=2",
         "Gres=gpu:1",
-        "PartitionName=part",
+        "PartitionName=c",
+        "PartitionName=g",
         "Nodes=n1",
         "AuthType=auth/none",
         "SelectType=select/cons_tres",
@@ -37,6 +39,8 @@ def test_config_declares_node_gpu_partition_and_private_state(tmp_path):
         "TaskPlugin=task/none",
     ):
         assert expected in items, expected
+    partitions = [line for line in text.splitlines() if line.startswith("PartitionName=")]
+    assert len(partitions) == 2 and all("Default=NO" in line for line in partitions)  # a job must name its partition
     settings = dict(i.split("=", 1) for i in items if "=" in i)
     assert int(settings["MinJobAge"]) >= 300  # squeue must still see finished jobs when the plugin asks
     for key in ("StateSaveLocation", "SlurmdSpoolDir", "SlurmctldPidFile", "SlurmdPidFile", "SlurmctldLogFile"):

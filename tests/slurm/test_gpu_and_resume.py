@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from .conftest import SLURM_ARGS, finish_snakemake, kill_snakemake, slurm_jobs, snakemake_run, start_snakemake
+from .conftest import ACCOUNT, SLURM_ARGS, finish_snakemake, kill_snakemake, slurm_jobs, snakemake_run, start_snakemake
 
 pytestmark = pytest.mark.slurm
+PROBE_ARGS = [*SLURM_ARGS, "--default-resources", f"slurm_account={ACCOUNT}"]  # partitions: in the probe's rules
 
 
 def jobs_of_rule(cluster, rule: str) -> list[dict]:
@@ -23,7 +24,7 @@ def requests_gpu(job: dict) -> bool:
 
 
 def test_gpu_rule_gets_the_gpu_and_cpu_rule_requests_none(slurm_cluster, probe_workdir):
-    run = snakemake_run(["probes", *SLURM_ARGS], probe_workdir, timeout=240, cluster=slurm_cluster)
+    run = snakemake_run(["probes", *PROBE_ARGS], probe_workdir, timeout=240, cluster=slurm_cluster)
     assert run.returncode == 0 and not run.timed_out, run.tail()
     print(f"\n[slurm] probe run (2 jobs): {run.seconds:.1f} s")
 
@@ -43,13 +44,13 @@ def test_gpu_rule_gets_the_gpu_and_cpu_rule_requests_none(slurm_cluster, probe_w
     (cpu_job,) = [j for j in jobs_of_rule(slurm_cluster, "cpu_probe") if j["JobId"] == cpu_env["SLURM_JOB_ID"]]
     assert requests_gpu(gpu_job), gpu_job
     assert not requests_gpu(cpu_job), cpu_job
-    for job in (gpu_job, cpu_job):
+    for job, partition in ((gpu_job, "gpu"), (cpu_job, "cpu")):
         assert job["JobState"] == "COMPLETED", job
-        assert job["Partition"] == "smattn" and job["Account"] == "smattn", job
+        assert job["Partition"] == partition and job["Account"] == ACCOUNT, job
 
 
 def test_scancel_fails_the_workflow_and_rerun_resumes(slurm_cluster, probe_workdir):
-    args = ["chain", *SLURM_ARGS, "--config", "sleep=600"]
+    args = ["chain", *PROBE_ARGS, "--config", "sleep=600"]
     log = probe_workdir / ".killed.out"
     t0 = time.monotonic()
     proc = start_snakemake(args, probe_workdir, log)
@@ -79,7 +80,7 @@ def test_scancel_fails_the_workflow_and_rerun_resumes(slurm_cluster, probe_workd
     assert before[0].startswith("job=") and "job= " not in before[0], before  # written inside a SLURM job
 
     rerun = snakemake_run(
-        ["chain", *SLURM_ARGS, "--config", "sleep=1"], probe_workdir, timeout=240, cluster=slurm_cluster
+        ["chain", *PROBE_ARGS, "--config", "sleep=1"], probe_workdir, timeout=240, cluster=slurm_cluster
     )
     assert rerun.returncode == 0 and not rerun.timed_out, rerun.tail()
     print(f"[slurm] rerun: {rerun.seconds:.1f} s")

@@ -1,6 +1,7 @@
-"""The project's own workflow through the SLURM profile: the smoke targets of one figure of each paper are built on
-the test cluster, every job (except the local raw-data fetch) is a SLURM job with the rule's resources and a GPU
-request exactly where the rule declares gpu=1, and the outputs equal those of a local run with the same seeds."""
+"""The project's own workflow through the SLURM profile: smoke targets of each paper (one with a gpu=1 training) are
+built on the test cluster; every job (except the local raw-data fetch) is a SLURM job with the rule's resources, a GPU
+request and the gpu partition exactly where the rule declares gpu=1 and the cpu partition everywhere else, and the
+outputs equal those of a local run with the same seeds. At paper scale a gpu=1 job that sees no GPU stops at once."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from .conftest import SLURM_ARGS, TIMINGS, copy_workflow, slurm_jobs, snakemake_run
+from .conftest import ACCOUNT, CLUSTER_CONFIG, PARTITIONS, SLURM_ARGS, TIMINGS, copy_workflow, slurm_jobs, snakemake_run
 
 pytestmark = pytest.mark.slurm
 
-# Quick smoke targets: P2 Fig. 2 right (SGD training, a gpu=1 rule, then the figure) and P1 Fig. 2d (theory, then
-# the figure).
-TARGETS = ["figures/p2/fig2_right_sgd.png", "figures/p1/fig2d.png"]
+# Quick smoke targets: P2 Fig. 2 right (SGD training, then the figure), P1 Fig. 2d (theory, then the figure) and the
+# L2H4 image-task network (image preparation, then a gpu=1 training: on the CPU at smoke scale).
+TRAINING = "results/p1_images/L2H4/train.json"
+TARGETS = ["figures/p2/fig2_right_sgd.png", "figures/p1/fig2d.png", TRAINING]
 LOCAL_RULES = {"fetch_raw"}
-SMOKE = ["--config", "scale=smoke"]
-TIMING_KEY = re.compile(r"(^|_)(time|times|seconds|wall|elapsed|runtime|duration)(_|$)|_s$", re.I)
+SMOKE = ["--config", "scale=smoke", CLUSTER_CONFIG]
+TIMING_KEY = re.compile(r"(^|_)(time|times|second|seconds|ms|wall|elapsed|runtime|duration)(_|$)|_s$", re.I)
+# the training's resumable state (not an output; it records each session's wall time)
+UNCOMPARED = re.compile(r"train_state_[0-9a-f]+\.pt$")
 
 
 def job_blocks(output: str) -> dict[str, dict]:
@@ -63,7 +67,10 @@ def output_files(workdir: Path) -> set[str]:
         for top in ("results", "figures")
         for p in (workdir / top).rglob("*")
         # PDFs embed their creation time (the PNG and CSV beside them count); benchmark TSVs are wall-clock timings
-        if p.is_file() and p.suffix != ".pdf" and not p.relative_to(workdir).parts[:2] == ("results", "benchmarks")
+        if p.is_file()
+        and p.suffix != ".pdf"
+        and not p.relative_to(workdir).parts[:2] == ("results", "benchmarks")
+        and not UNCOMPARED.search(p.name)
     }
 
 
@@ -85,6 +92,14 @@ def assert_same_output(a: Path, b: Path) -> None:
                 u, v = x[k], y[k]
                 nan_ok = np.issubdtype(u.dtype, np.inexact) and np.issubdtype(v.dtype, np.inexact)
                 assert np.array_equal(u, v, equal_nan=nan_ok), f"{a.name}:{k} differs"
+    elif a.suffix == ".pt":  # a trained model: its weights and step (its history records wall-clock times)
+        import torch
+
+        x, y = (torch.load(f, map_location="cpu", weights_only=False) for f in (a, b))
+        assert x["step"] == y["step"] and x["best_step"] == y["best_step"], a.name
+        assert x["best_model"].keys() == y["best_model"].keys(), a.name
+        for k in x["best_model"]:
+            assert torch.equal(x["best_model"][k], y["best_model"][k]), f"{a.name}:{k} differs"
     elif a.suffix == ".png":
         assert np.array_equal(np.asarray(Image.open(a)), np.asarray(Image.open(b))), f"{a.name}: pixels differ"
     elif a.suffix == ".json":
@@ -120,7 +135,7 @@ def test_every_job_is_a_slurm_job_with_its_rules_resources(runs, slurm_cluster):
     executed = job_blocks(out)
     assert set(executed) == set(planned), (executed.keys(), planned.keys())
     remote = {rule: res for rule, res in executed.items() if rule not in LOCAL_RULES}
-    assert {"p2_sgd_train", "p2_fig2_right", "p1_fig2d"} <= set(remote), planned
+    assert {"p2_sgd_train", "p2_fig2_right", "p1_fig2d", "p1_images_train"} <= set(remote), planned
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
     assert len(submitted) == len(remote), runs["slurm"].tail()
     jobs = {j["JobId"]: j for j in slurm_jobs(slurm_cluster)}
@@ -128,15 +143,17 @@ def test_every_job_is_a_slurm_job_with_its_rules_resources(runs, slurm_cluster):
     for jid in submitted:
         job = jobs[jid]
         assert job["JobState"] == "COMPLETED" and job["ExitCode"] == "0:0", job
-        assert job["Partition"] == "smattn" and job["Account"] == "smattn", job
+        assert job["Account"] == ACCOUNT, job
         by_rule[job["Comment"].removeprefix("rule_").split("_wildcards_")[0]] = job  # rule_<name>[_wildcards_..]
     assert set(by_rule) == set(remote), (by_rule.keys(), remote.keys())
 
     gpu_rules = {rule for rule, res in remote.items() if res.get("gpu", "0") not in ("0", "")}
-    assert "p2_sgd_train" in gpu_rules  # the check below is not vacuous
+    assert gpu_rules == {"p1_images_train"}  # the check below is not vacuous; SGD runs on the CPU
     for rule, job in by_rule.items():
         tres = " ".join(job.get(k, "") for k in ("TresPerJob", "TresPerNode", "TRES"))
         assert ("gpu" in tres) == (rule in gpu_rules), (rule, tres)
+        # every GPU job on the gpu partition, every other on the cpu partition
+        assert job["Partition"] == PARTITIONS["gpu" if rule in gpu_rules else "cpu"], (rule, job["Partition"])
         res = remote[rule]
         assert job["CPUs/Task"] == res["threads"], (rule, job["CPUs/Task"], res)  # threads -> --cpus-per-task
         # the rule's own resources reach sbatch (the command-line --default-resources replaced the profile's)
@@ -154,3 +171,28 @@ def test_outputs_equal_a_local_run(runs):
     assert files == output_files(slurm_dir)
     for rel in sorted(files):
         assert_same_output(local_dir / rel, slurm_dir / rel)
+
+
+def test_paper_scale_gpu_job_without_a_gpu_stops_at_once(runs, slurm_cluster):
+    """The default gpu_policy (auto) under the SLURM profile at paper scale: the L2H4 training (hours on a GPU, days on
+    a CPU) lands on the gpu partition, sees no GPU (the test node's GPU is /dev/null) and stops in its first seconds
+    with the reason in its log; the run reports the failure. Runs last: it replaces the smoke training's outputs."""
+    slurm_dir = runs["slurm_dir"]
+    run = snakemake_run(
+        [TRAINING, *SLURM_ARGS, "--config", "scale=paper", CLUSTER_CONFIG],
+        slurm_dir,
+        timeout=300,
+        cluster=slurm_cluster,
+        log_name="paper_gpu",
+    )
+    assert run.returncode != 0 and not run.timed_out, run.tail()
+    assert "Error in rule p1_images_train" in run.output, run.tail()
+    log = (slurm_dir / "logs/p1_images/p1_images_train_L2H4.log").read_text()
+    assert "GPUUnavailableError" in log and "must run on a GPU (scale=paper inside SLURM job" in log, log[-3000:]
+    assert "resumable state" not in log  # nothing of the training ran
+    jobs = [j for j in slurm_jobs(slurm_cluster) if j["Comment"].startswith("rule_p1_images_train")]
+    failed = [j for j in jobs if j["JobState"] == "FAILED"]
+    assert failed and all(j["Partition"] == PARTITIONS["gpu"] for j in failed), jobs
+    print(
+        f"\n[slurm] paper-scale training without a GPU: {len(failed)} attempt(s), run failed after {run.seconds:.1f} s"
+    )

@@ -1,0 +1,125 @@
+"""GPU policy, fail-fast and GPU numerics settings (smattn.device) and the doctor command, on a machine without a GPU
+(the CPU paths of the GPU code: the checks a GPU node passes are in benchmarks/gpu_check.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from smattn import device
+
+
+def test_gpu_required_by_policy_scale_and_slurm():
+    slurm = {"SLURM_JOB_ID": "17"}
+    assert device.gpu_required("auto", "paper", slurm)
+    assert not device.gpu_required("auto", "paper", {})  # paper scale on a workstation: CPU fallback allowed
+    assert not device.gpu_required("auto", "laptop", slurm)
+    assert not device.gpu_required("auto", "smoke", slurm)
+    assert device.gpu_required("require", "smoke", {})
+    assert not device.gpu_required("allow_cpu", "paper", slurm)
+    with pytest.raises(ValueError, match="gpu_policy 'sometimes'"):
+        device.gpu_required("sometimes", "paper", {})
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_required_gpu_absent_stops_with_the_reason_and_the_override(framework):
+    if (device.torch_gpu if framework == "torch" else device.jax_gpu)()[0]:
+        pytest.skip(f"{framework} sees a GPU here")
+    env = {"SLURM_JOB_ID": "42", "CUDA_VISIBLE_DEVICES": "0"}
+    with pytest.raises(device.GPUUnavailableError) as err:
+        device.ensure_gpu(framework, "auto", "paper", job="job p1_images_train_L2H4", environ=env)
+    msg = str(err.value)
+    for part in ("job p1_images_train_L2H4", "scale=paper inside SLURM job 42", f"{framework} sees none", "'0'"):
+        assert part in msg, msg
+    assert "gpu_policy=allow_cpu" in msg and "smattn.doctor --require-gpu" in msg
+    # the same job where a CPU run is allowed: it says it runs on the CPU
+    assert device.ensure_gpu(framework, "auto", "laptop", environ=dict(env)) == "cpu"
+    assert device.ensure_gpu(framework, "allow_cpu", "paper", environ=dict(env)) == "cpu"
+
+
+def test_gpu_job_fails_at_its_first_line_under_the_workflow_config(repo, tmp_path):
+    """The image-task NUTS script, built as the workflow's paper-scale job with gpu_policy=require, stops before
+    reading its inputs (which do not exist here) with the GPU message, not a missing-file error."""
+    if device.jax_gpu()[0]:
+        pytest.skip("JAX sees a GPU here")
+    r = subprocess.run(
+        [
+            sys.executable,
+            "scripts/p1_images_sample.py",
+            "--rule",
+            "p1_images_sample",
+            "--wildcards",
+            "model=L2H4",
+            "N=10",
+            "--config",
+            "scale=paper",
+            "gpu_policy=require",
+            "--output",
+            f"samples={tmp_path / 'samples.json'}",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode != 0
+    assert "GPUUnavailableError" in r.stderr and "must run on a GPU (gpu_policy=require)" in r.stderr, r.stderr[-3000:]
+    assert "No such file" not in r.stderr and not (tmp_path / "samples.json").exists()
+
+
+def test_jax_setup_sets_full_float32_matmuls_and_no_preallocation():
+    code = (
+        "import os, jax; from smattn.device import jax_setup; jax_setup(x64=False); "
+        "print(jax.config.jax_default_matmul_precision, os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'], "
+        "jax.config.jax_enable_x64)"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("XLA_PYTHON_CLIENT")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["highest", "false", "False"]
+    # a user's own memory setting is kept
+    env["XLA_PYTHON_CLIENT_MEM_FRACTION"] = "0.3"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode != 0 and "KeyError" in r.stderr  # PREALLOCATE was not forced on top of it
+
+
+def test_torch_device_precision_switch():
+    import torch
+
+    try:
+        device.torch_device(matmul_precision="high")
+        assert torch.get_float32_matmul_precision() == "high"
+        device.torch_device()
+        assert torch.get_float32_matmul_precision() == "highest"
+    finally:
+        torch.set_float32_matmul_precision("highest")
+    with pytest.raises(ValueError, match="matmul_precision"):
+        device.torch_device(matmul_precision="tf32")
+
+
+def test_doctor_reports_both_frameworks_and_fails_when_a_gpu_is_required(repo):
+    r = subprocess.run([sys.executable, "-m", "smattn.doctor"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for part in ("torch 2.13.0", "jax 0.10.2", "jax_default_matmul_precision=highest", "relative error"):
+        assert part in r.stdout, r.stdout
+    if device.torch_gpu()[0] and device.jax_gpu()[0]:
+        pytest.skip("a GPU is visible: the failing branch cannot be shown here")
+    r = subprocess.run(
+        [sys.executable, "-m", "smattn.doctor", "--require-gpu"], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 1 and "FAIL: a GPU is required" in r.stderr, r.stdout + r.stderr
+
+
+def test_gpu_extra_matches_the_pinned_jax_and_torch_cuda(repo):
+    """The `gpu` extra is JAX's CUDA 13 plugin at the pinned jax version (torch 2.13.0's PyPI build is CUDA 13.0), and
+    the doctor is a console script."""
+    import tomllib
+
+    project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
+    pins = dict(d.split("==") for d in project["dependencies"])
+    assert pins["torch"] == "2.13.0"
+    assert project["optional-dependencies"]["gpu"] == [f"jax[cuda13]=={pins['jax']}"]
+    assert pins["jaxlib"] == pins["jax"]
+    assert project["scripts"]["smattn-doctor"] == "smattn.doctor:main"
