@@ -104,12 +104,17 @@ def main(io):
         m[f"p1.img.acc_gp[model={model}][set={s}]"] = float(th[f"gp_acc_selected_{s}"])
         m[f"p1.img.acc_gp_best_T[model={model}][set={s}]"] = float(th[f"gp_acc_{s}"].max())
         m[f"p1.img.n_test[model={model}][set={s}]"] = len(th[f"y_{s}"])
-    if len(widths) >= 3:  # Spearman correlation of the selected T with N (a trend needs three widths)
-        correct = np.sign(th["f_omniglot"]) == th["y_omniglot"]  # [widths, temperatures, tasks]
-        boot = int(p.bootstrap_resamples), int(p.bootstrap_seed)
-        rho, rho_se = temperature_trend(correct, widths, th["temperatures"], *boot)
-        m[f"p1.img.T_trend_rho[model={model}]"] = rho
-        m[f"p1.img.T_trend_rho_se[model={model}]"] = rho_se
+    # the selected temperature per N with its bootstrap sd, and its Spearman correlation with N (three widths or more)
+    correct = np.sign(th["f_omniglot"]) == th["y_omniglot"]  # [widths, temperatures, tasks]
+    boot = int(p.bootstrap_resamples), int(p.bootstrap_seed)
+    sel = temperature_trend(correct, widths, th["temperatures"], *boot)
+    if not np.array_equal(sel.T_selected, T_sel):
+        raise RuntimeError(f"selection from the task-wise predictions {sel.T_selected} differs from {T_sel}")
+    for i, N in enumerate(widths):
+        m[f"p1.img.T_selected_se[model={model}][N={fmt_id(N)}]"] = float(sel.T_se[i])
+    if np.isfinite(sel.rho):
+        m[f"p1.img.T_trend_rho[model={model}]"] = sel.rho
+        m[f"p1.img.T_trend_rho_se[model={model}]"] = sel.rho_se
     for d in samples:
         i = [int(w) for w in widths].index(int(d["N"]))
         for s in TEST_SETS:

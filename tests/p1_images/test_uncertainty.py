@@ -57,17 +57,26 @@ def test_temperature_trend_on_hand_made_grids():
     for i in range(4):
         for j in range(4):
             correct[i, j, : int(n * (0.9 if j == 3 - i else 0.6))] = True
-    rho, se = temperature_trend(correct, widths, temps, 200, 0)
-    assert rho == pytest.approx(-1.0) and se == pytest.approx(0.0)  # gaps of 0.3 never flip in a resample
-    rho, _ = temperature_trend(correct[::-1], widths, temps, 10, 0)
-    assert rho == pytest.approx(1.0)
+    res = temperature_trend(correct, widths, temps, 200, 0)
+    assert res.rho == pytest.approx(-1.0) and res.rho_se == pytest.approx(0.0)  # gaps of 0.3 never flip
+    assert list(res.T_selected) == [1.5, 1.0, 0.5, 0.25] and np.all(res.T_se == 0)
+    assert temperature_trend(correct[::-1], widths, temps, 10, 0).rho == pytest.approx(1.0)
     # every width ties at every temperature: the first T is selected everywhere, no trend
-    rho, se = temperature_trend(np.ones((4, 4, n), bool), widths, temps, 10, 0)
-    assert rho == 0.0 and se == 0.0
-    # two temperatures nearly tied at every width: the selection flips between resamples, so the SE is large
-    noisy = np.random.default_rng(2).random((4, 2, n)) < 0.7
-    _, se = temperature_trend(noisy, widths, [0.25, 0.5], 300, 1)
-    assert se > 0.3
+    res = temperature_trend(np.ones((4, 4, n), bool), widths, temps, 10, 0)
+    assert res.rho == 0.0 and res.rho_se == 0.0 and list(res.T_selected) == [0.25] * 4
+    # two temperatures nearly tied at every width: the selection flips between resamples, so the errors are large;
+    # a resample picks T = 0.5 with probability about 1/2: sd of the selected T about 0.25 / 2
+    rng = np.random.default_rng(2)
+    noisy = np.zeros((4, 2, n), bool)
+    for i in range(4):  # the same accuracy at both T, 40 tasks swapped between them
+        noisy[i, 0] = rng.random(n) < 0.7
+        noisy[i, 1] = noisy[i, 0]
+        right, wrong = np.flatnonzero(noisy[i, 0])[:20], np.flatnonzero(~noisy[i, 0])[:20]
+        noisy[i, 1, right], noisy[i, 1, wrong] = False, True
+    res = temperature_trend(noisy, widths, [0.25, 0.5], 300, 1)
+    assert list(res.T_selected) == [0.25] * 4  # ties keep the first T
+    assert res.rho_se > 0.3 and np.all(np.abs(res.T_se - 0.125) < 0.02)
+    assert np.isnan(temperature_trend(correct[:2], widths[:2], temps, 10, 0).rho)  # two widths: no trend
 
 
 def test_sign_agreement_on_hand_made_matrices():

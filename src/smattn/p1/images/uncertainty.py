@@ -4,8 +4,8 @@
   from the per-task differences (what a paired bootstrap over the tasks estimates; tested against one).
 * :func:`mc_accuracy_se`: Monte-Carlo standard error of the accuracy of a sampled mean predictor, from each task's
   mean and its Monte-Carlo standard error (the chance that more draws would flip its sign).
-* :func:`temperature_trend`: Spearman correlation of the selected temperature with the width, and its standard
-  error from a bootstrap over the test tasks that redoes the selection in every resample.
+* :func:`temperature_trend`: the selected temperature per width and its Spearman correlation with the width, with
+  standard errors from a bootstrap over the test tasks that redoes the selection in every resample.
 * :func:`sign_agreement` and :func:`sign_agreement_null`: fraction of the distinct off-diagonal entries of two order
   parameters with equal signs, and its distribution when the paths of one are relabelled at random (both rows and
   columns, a Mantel-type permutation null that keeps each matrix's own sign structure).
@@ -57,37 +57,54 @@ def select_first_best(acc: np.ndarray) -> np.ndarray:
     return np.argmax(np.asarray(acc), axis=-1)
 
 
+@dataclass(frozen=True)
+class TemperatureSelection:
+    """The selected temperatures and their trend with N, with bootstrap errors (:func:`temperature_trend`).
+
+    rho: Spearman correlation of N and the selected T on the data; rho_se: its sd over the resamples;
+    T_selected [n_widths]: selected T per width on the data; T_se [n_widths]: sd of the selected T per width over
+    the resamples."""
+
+    rho: float
+    rho_se: float
+    T_selected: np.ndarray
+    T_se: np.ndarray
+
+
 def temperature_trend(
     correct: np.ndarray, widths: Sequence[float], temperatures: Sequence[float], n_resamples: int, seed
-) -> tuple[float, float]:
-    """Spearman correlation between the width N and the temperature selected at N, and its bootstrap standard error.
+) -> TemperatureSelection:
+    """Spearman correlation between the width N and the temperature selected at N, with bootstrap errors.
 
     correct: bool [n_widths, n_temperatures, n_tasks], task-wise correctness on the selection set (Omniglot test)
     of the mean predictor at every (N, T). The selection takes, per N, the T of the best accuracy (first T of the grid
     on a tie); each of ``n_resamples`` resamples draws the tasks with replacement (``numpy.random.default_rng(seed)``)
-    and redoes the selection. Returns (rho on the data, sd of rho over the resamples); a resample whose selected
-    temperatures are all equal has no defined rho and counts as rho = 0 (no trend). Negative rho: the selected
-    temperature grows as N shrinks."""
+    and redoes the selection. When the selected temperatures are all equal rho is undefined and counts as 0 (no
+    trend). Negative rho: the selected temperature grows as N shrinks. rho needs at least 3 widths (NaN with fewer)."""
     c = np.asarray(correct, dtype=np.float64)
     widths, temps = np.asarray(widths, np.float64), np.asarray(temperatures, np.float64)
     if c.ndim != 3 or c.shape[:2] != (widths.size, temps.size):
         raise ValueError(f"temperature_trend: correct must be [{widths.size}, {temps.size}, n], got {c.shape}")
-    if widths.size < 3:
-        raise ValueError("temperature_trend: a trend needs at least 3 widths")
 
-    def rho(acc):
-        sel = temps[select_first_best(acc)]
+    def select(acc):
+        return temps[select_first_best(acc)]
+
+    def rho(sel):
+        if widths.size < 3:
+            return float("nan")
         if np.all(sel == sel[0]):
             return 0.0
         return float(stats.spearmanr(widths, sel).statistic)
 
     rng = np.random.default_rng(seed)
     n = c.shape[2]
-    boot = np.empty(int(n_resamples))
-    for r in range(boot.size):
+    boot_T = np.empty((int(n_resamples), widths.size))
+    for r in range(boot_T.shape[0]):
         counts = np.bincount(rng.integers(0, n, size=n), minlength=n)
-        boot[r] = rho(c @ counts / n)
-    return rho(c.mean(axis=2)), float(boot.std(ddof=1))
+        boot_T[r] = select(c @ counts / n)
+    boot_rho = np.array([rho(t) for t in boot_T])
+    sel = select(c.mean(axis=2))
+    return TemperatureSelection(rho(sel), float(boot_rho.std(ddof=1)), sel, boot_T.std(axis=0, ddof=1))
 
 
 def _upper(U: np.ndarray) -> np.ndarray:
