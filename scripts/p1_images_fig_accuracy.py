@@ -1,6 +1,7 @@
 """P1 Fig. 3b (L = 2, H = 4: Omniglot ID and Fashion-MNIST OOD) and Fig. 6 (L = 3, H = 3: ID, MNIST, Fashion-MNIST):
 test accuracy vs width N of the renormalised theory at the per-N selected temperature, the sampled network (NUTS)
-and the GP limit at its own selected temperature; the GD-trained network's accuracy as a grey reference."""
+and the GP limit at its own selected temperature, each with one binomial standard error of its test set (the sampled
+points also with their Monte-Carlo error); the GD-trained network's accuracy as a grey reference."""
 
 import json
 
@@ -13,6 +14,12 @@ SET_TITLES = {
     "mnist": "OOD (MNIST 0 vs 1)",
     "fashion": "OOD (Fashion-MNIST 0 vs 1)",
 }
+
+
+def binomial_se(acc, n: int):
+    """Binomial standard error of accuracies ``acc`` measured on ``n`` test tasks."""
+    acc = np.asarray(acc, dtype=np.float64)
+    return np.sqrt(acc * (1 - acc) / n)
 
 
 def theory_correct(th, s: str, i: int) -> np.ndarray:
@@ -48,14 +55,23 @@ def main(io):
     fig, axes = plt.subplots(1, len(sets), figsize=(4.2 * len(sets), 3.6), squeeze=False)
     for ax, s in zip(axes[0], sets, strict=True):
         acc = th[f"acc_selected_{s}"]
-        ax.plot(widths, 100 * acc, "-x", color="tab:blue", label="theory (renormalised)")
+        n = len(th[f"y_{s}"])
+        ax.errorbar(
+            widths, 100 * acc, yerr=100 * binomial_se(acc, n), fmt="-x", color="tab:blue", capsize=2,
+            label="theory (renormalised)",
+        )  # fmt: skip
         gp_acc = float(th[f"gp_acc_selected_{s}"])
-        ax.axhline(100 * gp_acc, color="tab:red", label=f"GP (T = {float(th['gp_T_selected']):g})")
+        ax.axhline(100 * gp_acc, color="tab:red", label=f"GP (T = {float(th['gp_T_selected']):g}) ± 1 s.e.")
+        gp_se = 100 * binomial_se(gp_acc, n)
+        ax.axhspan(100 * gp_acc - gp_se, 100 * gp_acc + gp_se, color="tab:red", alpha=0.12, lw=0)
         ax.axhline(100 * gd["accuracy"][s]["acc"], color="0.5", ls=":", label="GD-trained network")
         if samples:
-            ax.plot(
-                [d["N"] for d in samples], [100 * d["acc"][s] for d in samples], "o", color="k", label="sampled (NUTS)"
-            )
+            mc = [mc_accuracy_se(np.asarray(d["f_mean"][s]), np.asarray(d["f_mc_se"][s])) for d in samples]
+            se = [np.hypot(binomial_se(d["acc"][s], n), e) for d, e in zip(samples, mc, strict=True)]
+            ax.errorbar(
+                [d["N"] for d in samples], [100 * d["acc"][s] for d in samples], yerr=100 * np.array(se), fmt="o",
+                color="k", capsize=2, label="sampled (NUTS)",
+            )  # fmt: skip
         ax.set_xscale("log")
         ax.set_xlabel("width N")
         ax.set_ylabel("test accuracy (%)")
