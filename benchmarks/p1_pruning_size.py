@@ -14,6 +14,7 @@ results/p1_images/L2H8) instead of training, to score an existing network the sa
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -38,8 +39,11 @@ def run_script(script: str, rule: str, model: str, scale: str, params: dict, inp
     for flag, entries in (("--input", inputs), ("--output", outputs)):
         if entries:
             cmd += [flag, *[f"{k}={v}" for k, v in entries.items()]]
+    # one BLAS / OpenMP thread, as Snakemake sets for a one-thread job: left at the default, NumPy's BLAS spins two
+    # threads per process on a loaded 2-core machine and multiplies the CPU seconds of the theory several times
+    env = {**os.environ, **{k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}}
     before = child_cpu_seconds()
-    subprocess.run(cmd, check=True, cwd=ROOT)
+    subprocess.run(cmd, check=True, cwd=ROOT, env=env)
     return child_cpu_seconds() - before
 
 
