@@ -218,6 +218,8 @@ rule p1_fig3b:
         model="L2H4",
         sets=["omniglot", "fashion"],
         title="L = 2, H = 4: theory at the T selected per N on the Omniglot test set",
+        bootstrap_resamples=P1I["bootstrap_resamples"],
+        bootstrap_seed=P1I["bootstrap_seed"],
     script:
         "../scripts/p1_images_fig_accuracy.py"
 
@@ -242,6 +244,9 @@ rule p1_fig3c:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        sign_null_permutations=P1I["sign_null_permutations"],
+        seed=P1I["bootstrap_seed"],
     script:
         "../scripts/p1_images_fig3c.py"
 
@@ -291,5 +296,7 @@ rule p1_fig6:
         model="L3H3",
         sets=["omniglot", "mnist", "fashion"],
         title="L = 3, H = 3: theory at the T selected per N on the Omniglot test set",
+        bootstrap_resamples=P1I["bootstrap_resamples"],
+        bootstrap_seed=P1I["bootstrap_seed"],
     script:
         "../scripts/p1_images_fig_accuracy.py"

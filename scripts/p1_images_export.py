@@ -43,6 +43,7 @@ def main(io):
         },
     )
     m = {f"p1.img.gd_acc[model={model_name}][set={s}]": v["acc"] for s, v in accs.items()}
+    m.update({f"p1.img.gd_n[model={model_name}][set={s}]": v["n"] for s, v in accs.items()})  # binomial errors
     with open(io.input.train_summary) as fh:
         tr = json.load(fh)  # the training loop's own timing on this run's device
     for key, name in (("steps_per_second", "gd_steps_per_s"), ("batch_ms_per_step", "gd_batch_ms")):

@@ -17,6 +17,7 @@ def main(io):
     import matplotlib.pyplot as plt
 
     from smattn.io import save_figure, write_csv, write_metrics
+    from smattn.p1.images.uncertainty import sign_agreement_null
 
     th = np.load(io.input.theory)
     gd = json.load(open(io.input.gd_eval))
@@ -49,13 +50,21 @@ def main(io):
     save_figure(fig, io.output.png, io.output.pdf)
     write_csv(io.output.csv, ["panel", "path_row", "path_col", "U"], rows)
 
-    # ledger: sign agreement of the off-diagonal entries of U, theory (smallest width) vs GD
-    U, U_gd = th["U_selected"][i], np.array(gd["U_gd"])
-    off = ~np.eye(U.shape[0], dtype=bool)
-    write_metrics(
-        io.output.metrics,
-        {"p1.img.U_sign_agreement[theory_vs_gd]": float(np.mean(np.sign(U[off]) == np.sign(U_gd[off])))},
-    )
+    # ledger: sign agreement of the distinct off-diagonal entries of U, theory (smallest width) vs the GD network and
+    # vs the sampled network, each against random relabellings of the other's paths (docs/p1_images.md#verdicts)
+    p = io.params
+    m = {}
+    for name, other in (("theory_vs_gd", np.array(gd["U_gd"])), ("theory_vs_sampled", np.array(smp["U_mean"]))):
+        res = sign_agreement_null(th["U_selected"][i], other, int(p.sign_null_permutations), int(p.seed))
+        m[f"p1.img.U_sign_agreement[{name}]"] = res.observed
+        m[f"p1.img.U_sign_agreement_null_mean[{name}]"] = res.null_mean
+        m[f"p1.img.U_sign_agreement_null_sd[{name}]"] = res.null_sd
+        m[f"p1.img.U_sign_agreement_p[{name}]"] = res.p_value
+        print(
+            f"sign agreement {name}: {res.observed:.3f} (null {res.null_mean:.3f} +- {res.null_sd:.3f}, "
+            f"p = {res.p_value:.2g} over {res.draws} relabellings)"
+        )
+    write_metrics(io.output.metrics, m)
 
 
 if __name__ == "__main__":

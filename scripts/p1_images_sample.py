@@ -1,7 +1,9 @@
 """P1 image task: NUTS posterior of the Bayesian network on the exported heads at width N (see docs/p1_images.md), at
 the temperature the theory selected for that N: sampled mean-predictor accuracy on every test set and the sampled
 order parameter (Eq. 13), with the sampler's diagnostics (split R-hat and bulk ESS of U and of the test predictions,
-gradients per effective sample, tree depths). Weight samples are not stored."""
+gradients per effective sample, tree depths), and every test task's sampled mean prediction with its Monte-Carlo
+standard error (``f_mean`` / ``f_mc_se``, per test set) for the paired comparison with the theory. Weight samples are
+not stored."""
 
 import numpy as np
 
@@ -51,10 +53,15 @@ def main(io):
         sampler=p.sampler,
     )
     f = res.mean_predictor
-    acc, off = {}, 0
+    # Monte-Carlo standard error of every task's mean prediction: posterior sd / sqrt(bulk ESS), the ESS clipped to
+    # [1, draws] (an undefined ESS counts as one draw)
+    ess = np.clip(np.nan_to_num(np.asarray(res.ess_f, np.float64), nan=1.0), 1.0, res.f_test.shape[0])
+    f_se = res.f_test.std(axis=0) / np.sqrt(ess)
+    acc, f_mean, f_mc_se, off = {}, {}, {}, 0
     for s in TEST_SETS:
         n = len(ex[f"y_{s}"])
         acc[s] = accuracy(f[off : off + n], ex[f"y_{s}"].astype(np.float64))
+        f_mean[s], f_mc_se[s] = f[off : off + n].tolist(), f_se[off : off + n].tolist()
         off += n
     out = {
         "model": io.wildcards.model,
@@ -64,6 +71,8 @@ def main(io):
         **{k: nuts[k] for k in ("warmup", "samples", "seed")},
         "platform": platform,
         **res.record(),
+        "f_mean": f_mean,
+        "f_mc_se": f_mc_se,
     }
     print(f"N={N}, T={T}: sampled acc {acc}; {res.summary()}")
     for w in res.warnings():

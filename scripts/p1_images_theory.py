@@ -70,7 +70,10 @@ def main(io):
         "alignment_N": np.array(Nmin),
         "alignment_T": np.array(sel[Nmin]["T"]),
     }
-    for s in TEST_SETS:
+    for s in TEST_SETS:  # task-wise mean predictions beside the accuracies: paired errors of every comparison
+        arrays[f"y_{s}"] = np.asarray(ex[f"y_{s}"], np.float64)
+        arrays[f"f_{s}"] = np.array([[r["f"][s] for r in recs[i * nT : (i + 1) * nT]] for i in range(nN)])
+        arrays[f"gp_f_{s}"] = np.array([g["f"][s] for g in gp["scan"]])
         arrays[f"acc_{s}"] = grid[s]
         arrays[f"acc_selected_{s}"] = np.array([sel[N]["acc"][s] for N in widths])
         arrays[f"gp_acc_{s}"] = np.array([g["acc"][s] for g in gp["scan"]])
@@ -84,7 +87,7 @@ def main(io):
             "P": int(len(y)),
             "n_test": {s: int(len(ex[f"y_{s}"])) for s in TEST_SETS},
             "selected": [{"N": N, "T": sel[N]["T"], "acc": sel[N]["acc"], **sel[N]["summary"]} for N in widths],
-            "gp": {"T": gp["T"], "acc": gp["acc"], "scan": gp["scan"]},
+            "gp": {"T": gp["T"], "acc": gp["acc"], "scan": [{"T": g["T"], "acc": g["acc"]} for g in gp["scan"]]},
             "all_converged": bool(arrays["converged"].all()),
             "max_g_max": float(arrays["g_max"].max()),
             "total_seconds": float(arrays["seconds"].sum()),

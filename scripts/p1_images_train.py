@@ -27,28 +27,7 @@ def main(io):
     from smattn.p1.images.training import TrainConfig, state_key, train
 
     p = io.params
-    cfg = TrainConfig(
-        n_layers=int(p.n_layers),
-        n_heads=int(p.n_heads),
-        width=int(p.width),
-        qk_dim=int(p.qk_dim),
-        epochs=int(p.epochs),
-        tasks_per_epoch=int(p.tasks_per_epoch),
-        batch=int(p.batch),
-        lr=float(p.lr),
-        lr_schedule=str(p.lr_schedule),
-        warmup_steps=int(p.warmup_steps),
-        min_lr=float(p.min_lr),
-        weight_decay=float(p.weight_decay),
-        val_every=int(p.val_every),
-        n_val=int(p.n_val),
-        ckpt_every=int(p.ckpt_every),
-        seed=int(p.seed),
-        max_steps=None if p.max_steps is None else int(p.max_steps),
-        value_init_gain=float(p.value_init_gain),
-        precision=str(p.precision),
-        compile=bool(p.compile),
-    )
+    cfg = TrainConfig.from_params(p)
     device = torch_device()
     print(f"device {device}; config {json.dumps(cfg.__dict__)}; total steps {cfg.total_steps}", flush=True)
     if device.type == "cpu" and cfg.precision == "fp16":

@@ -1,6 +1,7 @@
 """P1 pruning: head scores from the theory's U, then accuracy of the GD-trained network with heads removed (no
 retraining): every single head, cumulative in ascending-score order, by U's diagonal only, and random orders; a
-paired bootstrap interval over test tasks beside every drop."""
+paired bootstrap interval over test tasks beside every drop; the rank correlation of head score and single-head
+drop with its permutation null."""
 
 import numpy as np
 
@@ -10,12 +11,14 @@ from smattn.scriptio import run
 def main(io):
     import torch
 
+    from smattn.data.published import P1_PRUNING_DROPS_POINTS
     from smattn.device import torch_device
     from smattn.io import fmt_id, write_json, write_metrics
     from smattn.p1.images.datasets import load_store
     from smattn.p1.images.export import omniglot_test_tasks, ood_set
     from smattn.p1.images.pruning import BootstrapSettings, drop_verdict, evaluate_pruning, head_label
     from smattn.p1.images.training import model_from_checkpoint, predict
+    from smattn.p1.images.uncertainty import rank_correlation
 
     p = io.params
     name = io.wildcards.model
@@ -52,8 +55,19 @@ def main(io):
         m[f"p1.prune.acc_random_mean[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_mean("omniglot", k)
         m[f"p1.prune.acc_random_sd[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_sd("omniglot", k)
         m[f"p1.prune.params_removed_fraction[model={name}][k={fmt_id(k)}]"] = ev.params_removed_fraction[k]
+    # do the theory's head scores order the single-head ID drops? Spearman's rho with its permutation null
+    drops = [ev.drop_single(h, "omniglot") for h in ev.order]
+    rc = rank_correlation([ev.scores[h] for h in ev.order], drops, seed=int(p.random_seed))
+    m[f"p1.prune.score_drop_rho[model={name}]"] = rc.observed
+    m[f"p1.prune.score_drop_p[model={name}]"] = rc.p_value
+    print(f"score vs single-head ID drop: Spearman {rc.observed:.3f}, one-sided p {rc.p_value:.3g} ({rc.draws} draws)")
+    if p.ledger_single:  # the same statistic on the authors' drops (Fig. 3e, heads in ascending score order)
+        pub = rank_correlation(np.arange(len(P1_PRUNING_DROPS_POINTS)), P1_PRUNING_DROPS_POINTS, seed=0)
+        m[f"p1.prune.score_drop_rho_published[model={name}]"] = pub.observed
+        m[f"p1.prune.score_drop_p_published[model={name}]"] = pub.p_value
     gain, gain_d = ev.gain_over_random("theory"), ev.gain_over_random("diagonal")
-    for s in sets:  # mean accuracy advantage of an order over random orders, k >= 1
+    for s in sets:  # test examples behind every accuracy (binomial errors); advantage of an order over random ones
+        m[f"p1.prune.n[model={name}][set={s}]"] = ev.n[s]
         m[f"p1.prune.gain_over_random[model={name}][set={s}]"] = gain[s]
         m[f"p1.prune.gain_over_random_diagonal[model={name}][set={s}]"] = gain_d[s]
     write_metrics(io.output.metrics, m)

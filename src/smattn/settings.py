@@ -11,7 +11,9 @@ A settings class derives from :class:`Settings` and declares its fields with :fu
 Construction checks every field against its annotated type (``int`` rejects bools and floats; ``float`` accepts
 ints and must be finite; ``X | None`` also accepts None; ``tuple[int, ...]`` checks every item) and its bounds,
 and raises ValueError naming ``Class.field``. The workflow's values (and their defaults) live in ``config.yaml``;
-:func:`scale_params` reads one group of it at one scale for tests and benchmarks.
+:func:`scale_params` reads one group of it at one scale for tests and benchmarks. A rule's script builds its settings
+with one call, ``RunConfig.from_params(snakemake.params)`` (:meth:`Settings.from_params`), instead of copying every
+field by hand.
 """
 
 from __future__ import annotations
@@ -120,6 +122,58 @@ class Settings:
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_params(cls, params, prefix: str = "", **overrides):
+        """An instance whose every field ``f`` is read from ``params`` under the name ``prefix + f`` (a mapping, or
+        a namespace such as a script's ``io.params``), then ``overrides`` (field names).
+
+        A field absent from ``params`` takes its default (a field without default must be present: ValueError
+        naming it); names in ``params`` that are not fields are ignored (a rule passes paths and switches too).
+        Values are converted to the field's type where that loses nothing (an integral float to ``int``, an int
+        to ``float``, a list to a tuple); anything else is left for the validation to reject.
+        """
+        hints = typing.get_type_hints(cls)
+        if not isinstance(params, typing.Mapping):
+            params = vars(params)
+        kwargs, missing = {}, []
+        for f in dataclasses.fields(cls):
+            if f.name in overrides:
+                kwargs[f.name] = overrides.pop(f.name)
+                continue
+            key = prefix + f.name
+            if key in params:
+                kwargs[f.name] = _coerce(params[key], hints[f.name])
+            elif f.default is _MISSING and f.default_factory is _MISSING:
+                missing.append(key)
+        if overrides:
+            raise ValueError(f"{cls.__name__}.from_params: no field named {sorted(overrides)}")
+        if missing:
+            raise ValueError(f"{cls.__name__}.from_params: parameters {missing} are missing")
+        return cls(**kwargs)
+
+
+def _coerce(value, tp):
+    """value converted to the annotation tp where nothing is lost (see ``Settings.from_params``)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        for a in typing.get_args(tp):
+            if a is not type(None):
+                converted = _coerce(value, a)
+                if _type_ok(converted, a)[0]:
+                    return converted
+        return value
+    if tp is int and _is_real(value) and not _is_int(value) and float(value).is_integer():
+        return int(value)
+    if tp is int and _is_int(value):
+        return int(value)
+    if tp is float and _is_real(value):
+        return float(value)
+    if (origin is tuple or tp is tuple) and isinstance(value, list):
+        return tuple(value)
+    return value
 
 
 def scale_params(group: str, scale: str = "paper", config_path: str | Path | None = None) -> dict[str, Any]:

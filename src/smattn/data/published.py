@@ -15,6 +15,9 @@ from __future__ import annotations
 # network's in-distribution accuracy (percent) stated in the paper's text.
 P1_PRUNING_DROPS_POINTS = (2.0, 0.8, 4.3, 8.4, 7.8, 7.3, 9.5, 8.9)
 P1_PRUNING_BASE_ACCURACY_PERCENT = 83.8
+# Sec. 4.2 (Fig. 3f): the two lowest-scoring heads of the L = 2, H = 4 network (N = 512, G = 128) amount to about 24 %
+# of its parameters (a whole percentage in the text).
+P1_PRUNING_PARAMS_REMOVED_PERCENT_L2H4_2_HEADS = 24.0
 
 # HMC task (Sec. 4.1, Figs 2c, 2e, 5c): what the authors' code gives on the instance of their run scripts (data seeds
 # 27 / 59, heads 127 / 147 / 217 / 247, T = 0.01, P = 100, 1000 test chains, last-token readout): their repository

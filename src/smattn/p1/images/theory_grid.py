@@ -44,13 +44,20 @@ def attentioned_sets(export: dict, chunk: int = 100) -> dict[str, np.ndarray]:
     return out
 
 
+def set_predictions(U: np.ndarray, xi: dict, export: dict, temperature: float) -> dict[str, np.ndarray]:
+    """Mean predictor [n_s] on every test set at order parameter U [H_tot, H_tot] and temperature T."""
+    y = np.asarray(export["y_train"], np.float64)
+    return {s: predictor(U, xi["train"], y, xi[s], temperature) for s in TEST_SETS}
+
+
+def accuracies(f: dict[str, np.ndarray], export: dict) -> dict[str, float]:
+    """Accuracy on every test set of the mean predictions ``f`` {set: [n_s]}."""
+    return {s: accuracy(f[s], np.asarray(export[f"y_{s}"], np.float64)) for s in TEST_SETS}
+
+
 def set_accuracies(U: np.ndarray, xi: dict, export: dict, temperature: float) -> dict[str, float]:
     """Mean-predictor accuracy on every test set at order parameter U [H_tot, H_tot] and temperature T."""
-    y = np.asarray(export["y_train"], np.float64)
-    return {
-        s: accuracy(predictor(U, xi["train"], y, xi[s], temperature), np.asarray(export[f"y_{s}"], np.float64))
-        for s in TEST_SETS
-    }
+    return accuracies(set_predictions(U, xi, export, temperature), export)
 
 
 def run_grid(
@@ -70,9 +77,9 @@ def run_grid(
     visited from the highest down; the first starts at the GP point (as in the reference), every other one starts
     from the previous temperature's minimiser and inverse-Hessian estimate (the minimiser is the same, it is reached
     in fewer steps). Record: N, T, U [H_tot, H_tot], summary (steps, g_max, converged, action, entropy, energy, u,
-    min_eig_U, seconds, method), acc {set: accuracy}, init ("gp" or "warm"). Raises if a run does not converge.
-    ``progress``: optional callback called with every record; the grid also reports progress lines
-    (``smattn.progress``).
+    min_eig_U, seconds, method), f {set: mean predictor [n_s]}, acc {set: accuracy}, init ("gp" or "warm").
+    Raises if a run does not converge. ``progress``: optional callback called with every record; the grid also
+    reports progress lines (``smattn.progress``).
     """
     from smattn.p1.minimise_bfgs import minimise_action_bfgs
 
@@ -92,12 +99,14 @@ def run_grid(
                     f"theory run N={N}, T={T} did not converge: g_max={res.g_max:.3g} after "
                     f"{res.steps} steps (tol {tol})"
                 )
+            f = set_predictions(res.U, xi, export, float(T))
             rec = {
                 "N": float(N),
                 "T": float(T),
                 "U": res.U,
                 "summary": res.summary(),
-                "acc": set_accuracies(res.U, xi, export, float(T)),
+                "f": f,
+                "acc": accuracies(f, export),
                 "seconds": time.perf_counter() - t0,
                 "init": "gp" if init is None else "warm",
             }
@@ -130,10 +139,13 @@ def select_temperature(records: list[dict], widths, temperatures) -> dict[float,
 def gp_line(export: dict, xi: dict, temperatures) -> dict:
     """GP (U = 1): accuracies at every T of ``temperatures`` and the selected one (same rule as the theory).
 
-    Returns {"T": selected T, "acc": {set: acc}, "scan": [{"T": T, "acc": {...}}, ...]}.
+    Returns {"T": selected T, "acc": {set: acc}, "scan": [{"T": T, "f": {set: mean predictor}, "acc": {...}}, ...]}.
     """
     Htot = xi["train"].shape[1]
-    scan = [{"T": float(T), "acc": set_accuracies(np.eye(Htot), xi, export, float(T))} for T in temperatures]
+    scan = []
+    for T in temperatures:
+        f = set_predictions(np.eye(Htot), xi, export, float(T))
+        scan.append({"T": float(T), "f": f, "acc": accuracies(f, export)})
     best = scan[0]
     for s in scan[1:]:
         if s["acc"]["omniglot"] > best["acc"]["omniglot"]:

@@ -3,8 +3,8 @@
 * Loss: mean squared error between the scalar output and y in {-1, +1}; decision = sign of the output.
 * Adam (lr 3e-4, betas (0.9, 0.999), coupled weight decay 5e-5), batch of tasks, ``epochs x steps_per_epoch`` steps.
 * Initialisation: PyTorch defaults (docs/p1_images.md#training). ``value_init_gain`` (1 = the paper's) multiplies
-  the initial value weights W_V of every layer; the laptop scale uses sqrt(3) for the L = 3 model only
-  (see ``build_model``).
+  the initial value weights W_V of every layer; config.yaml sets it per depth (``gd_value_init_gain_l2`` /
+  ``gd_value_init_gain_l3``; see ``build_model``).
 * Task batch of step ``s`` is drawn with ``numpy.random.default_rng([seed, s])``: the data stream is a pure function of
   the step, so a resumed run sees exactly the batches an uninterrupted run would have seen.
 * Validation accuracy every ``val_every`` steps (and at the last step) on a **fixed** validation set (the reference
@@ -36,7 +36,7 @@ import json
 import math
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ from torch import nn
 from smattn.io import atomic_path
 from smattn.p1.images.model import AttentionPathsTransformer
 from smattn.p1.images.tasks import DeviceTaskSet, TaskSampler, TaskSet, to_device
+from smattn.progress import progress as progress_lines
 from smattn.settings import Settings, scale_params, setting
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
@@ -119,28 +120,8 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
 def paper_train_config(n_layers: int, n_heads: int, **overrides) -> TrainConfig:
     """TrainConfig of an L = n_layers, H = n_heads model with the paper-scale ``gd_*`` values of config.yaml, then
     ``overrides`` (field names). The paper's value-weight gain is 1 for every model."""
-    p = scale_params("p1_images", "paper")
-    keys = (
-        "width",
-        "qk_dim",
-        "epochs",
-        "tasks_per_epoch",
-        "batch",
-        "lr",
-        "weight_decay",
-        "val_every",
-        "n_val",
-        "ckpt_every",
-        "seed",
-        "max_steps",
-        "precision",
-        "compile",
-        "lr_schedule",
-        "warmup_steps",
-        "min_lr",
-    )
-    kw = {k: p[f"gd_{k}"] for k in keys}
-    return TrainConfig(**{"n_layers": n_layers, "n_heads": n_heads, **kw, **overrides})
+    params = {"gd_n_layers": n_layers, "gd_n_heads": n_heads, **scale_params("p1_images", "paper")}
+    return TrainConfig.from_params(params, prefix="gd_", **overrides)
 
 
 def build_model(cfg: TrainConfig) -> AttentionPathsTransformer:
@@ -280,6 +261,161 @@ class TrainStep:
         return loss.detach()
 
 
+HISTORY_KEYS = (
+    "step",
+    "loss",
+    "val_acc",
+    "val_step",
+    "wall_s",
+    "session_steps",
+    "session_seconds",
+    "session_batch_seconds",
+)
+
+
+@dataclass
+class TrainState:
+    """Progress of a training run besides the model, optimiser and scaler states: the next step, the best
+    validation accuracy so far (its step and its model's state dict, on the host) and the history lists
+    (``HISTORY_KEYS``)."""
+
+    step: int = 0
+    best_val_acc: float = -1.0
+    best_step: int = -1
+    best_model: dict | None = None
+    history: dict = field(default_factory=lambda: {k: [] for k in HISTORY_KEYS})
+
+    @classmethod
+    def from_checkpoint(cls, ck: dict) -> TrainState:
+        return cls(
+            step=int(ck["step"]),
+            best_val_acc=float(ck["best_val_acc"]),
+            best_step=int(ck["best_step"]),
+            best_model=ck["best_model"],
+            history={k: list(ck["history"].get(k, [])) for k in HISTORY_KEYS},
+        )
+
+
+def check_compatible(ck: dict, cfg: TrainConfig, hparams: dict, path) -> None:
+    """Raise ValueError (naming the setting) when the checkpoint ``ck`` read from ``path`` was trained with another
+    model, seed, batch, value-init gain, precision or learning-rate schedule than ``cfg`` / ``hparams`` ask for.
+    States written before a setting existed carry its default (gain 1, fp32, constant schedule)."""
+    if ck["hparams"] != hparams:
+        raise ValueError(f"checkpoint {path} has model {ck['hparams']}, config asks for {hparams}")
+    old = ck["config"]
+    if old["seed"] != cfg.seed or old["batch"] != cfg.batch:
+        raise ValueError(
+            f"checkpoint {path} was trained with seed/batch {old['seed']}/{old['batch']}, config asks for "
+            f"{cfg.seed}/{cfg.batch}"
+        )
+    ck_gain = float(old.get("value_init_gain", 1.0))
+    if ck_gain != float(cfg.value_init_gain):
+        raise ValueError(
+            f"checkpoint {path} was initialised with value_init_gain {ck_gain}, config asks for {cfg.value_init_gain}"
+        )
+    ck_precision = old.get("precision", "fp32")
+    if ck_precision != cfg.precision:
+        raise ValueError(
+            f"checkpoint {path} was trained with precision {ck_precision}, config asks for {cfg.precision}"
+        )
+    defaults = (("lr_schedule", "constant"), ("warmup_steps", 0), ("min_lr", 0.0))
+    ck_sched = {k: old.get(k, d) for k, d in defaults}
+    cfg_sched = {k: getattr(cfg, k) for k in ck_sched}
+    if ck_sched != cfg_sched:
+        raise ValueError(
+            f"checkpoint {path} was trained with learning-rate schedule {ck_sched}, config asks for {cfg_sched}"
+        )
+
+
+def resume(
+    path: Path, cfg: TrainConfig, model: nn.Module, step_fn: TrainStep, device, reuse_finished: bool
+) -> TrainState:
+    """The state to continue from: a fresh one when ``path`` does not exist (or holds a finished run and
+    ``reuse_finished`` is false); otherwise the checkpoint's, after :func:`check_compatible`, with its model,
+    optimiser and gradient-scaler states loaded into ``model`` / ``step_fn``."""
+    ck = load_checkpoint(path, map_location=device) if path.exists() else None
+    if ck is not None and ck.get("done") and not reuse_finished:
+        print(
+            f"[train] {path} holds a finished run: not reused (pass reuse_finished to reuse it); training from step 0",
+            flush=True,
+        )
+        ck = None
+    if ck is None:
+        return TrainState()
+    check_compatible(ck, cfg, model.hparams(), path)
+    model.load_state_dict(ck["model"])
+    step_fn.opt.load_state_dict(ck["optimizer"])
+    if ck.get("scaler"):
+        step_fn.scaler.load_state_dict(ck["scaler"])
+    state = TrainState.from_checkpoint(ck)
+    print(f"[train] resumed from {path} at step {state.step} (best val acc {state.best_val_acc:.4f})", flush=True)
+    return state
+
+
+def host_state_dict(model: nn.Module) -> dict:
+    """A copy of the model's state dict on the host (kept as the best model, written in checkpoints)."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def snapshot(model: nn.Module, step_fn: TrainStep, state: TrainState, cfg: TrainConfig, done: bool) -> dict:
+    """The checkpoint dict (module docstring) of the current model, optimiser, scaler and ``state``."""
+    return {
+        "hparams": model.hparams(),
+        "step": state.step,
+        "model": host_state_dict(model),
+        "optimizer": step_fn.opt.state_dict(),
+        "scaler": step_fn.scaler.state_dict(),
+        "best_model": state.best_model,
+        "best_val_acc": state.best_val_acc,
+        "best_step": state.best_step,
+        "history": state.history,
+        "config": asdict(cfg),
+        "done": done,
+    }
+
+
+class LossBuffer:
+    """Losses of the steps since the last read, kept on the device; :meth:`flush` reads them with one host sync,
+    raises FloatingPointError at the first non-finite one (naming its step and the untouched checkpoint) and
+    appends them to the history."""
+
+    def __init__(self, first_step: int, checkpoint):
+        self.pending: list[torch.Tensor] = []
+        self.first_step = first_step
+        self.checkpoint = checkpoint
+
+    def add(self, loss: torch.Tensor) -> None:
+        self.pending.append(loss)
+
+    def flush(self, state: TrainState) -> float | None:
+        """Append the pending losses to ``state.history['loss']``; returns the last one (None if none pending)."""
+        if not self.pending:
+            return None
+        values = torch.stack(self.pending).double().cpu().tolist()
+        for i, v in enumerate(values):
+            if not math.isfinite(v):
+                raise FloatingPointError(
+                    f"training loss became {v} at step {self.first_step + i}; the checkpoint {self.checkpoint} is "
+                    f"left as it was before step {self.first_step}"
+                )
+        state.history["loss"].extend(values)
+        self.pending, self.first_step = [], state.step
+        return values[-1]
+
+
+def validate(model: nn.Module, val_tasks: DeviceTaskSet, cfg: TrainConfig, device, state: TrainState) -> float:
+    """Validation accuracy of the current model at ``state.step``, recorded in the history; keeps the model as the
+    best one when it improves on the best so far (strictly). Leaves the model in training mode."""
+    with autocast(cfg.precision, device):
+        acc = accuracy_tasks(model, val_tasks)
+    model.train()
+    state.history["val_acc"].append(acc)
+    state.history["val_step"].append(state.step)
+    if acc > state.best_val_acc:
+        state.best_val_acc, state.best_step, state.best_model = acc, state.step, host_state_dict(model)
+    return acc
+
+
 def train(
     cfg: TrainConfig,
     train_sampler: TaskSampler,
@@ -293,190 +429,75 @@ def train(
     """Train (or resume) and return the final checkpoint dict.
 
     train_sampler: tasks of the training classes; val: the fixed validation set (``TaskSampler.task_set``).
-    checkpoint: path of the resumable checkpoint. stop_after: stop (checkpointed) after this many steps of *this call*
-    (used to test resumption); the returned dict then has done = False. reuse_finished: return a finished checkpoint
-    as it is (default: a finished state is not reused, training starts again from step 0).
+    checkpoint: path of the resumable checkpoint (:func:`resume`). stop_after: stop (checkpointed) after this many
+    steps of *this call* (used to test resumption); the returned dict then has done = False. reuse_finished: return a
+    finished checkpoint as it is (default: a finished state is not reused, training starts again from step 0).
+    progress: progress lines through ``smattn.progress``.
     """
-    from tqdm import tqdm
-
     device = torch.device(device or "cpu")
     ckpt_path = Path(checkpoint)
     model = build_model(cfg).to(device)
-    opt = make_optimizer(model, cfg, device)
-    step_fn = TrainStep(model, opt, cfg, device)
-    state = {
-        "step": 0,
-        "best_val_acc": -1.0,
-        "best_step": -1,
-        "best_model": None,
-        "history": {
-            "step": [],
-            "loss": [],
-            "val_acc": [],
-            "val_step": [],
-            "wall_s": [],
-            "session_steps": [],
-            "session_seconds": [],
-            "session_batch_seconds": [],
-        },
-    }
-    ck = load_checkpoint(ckpt_path, map_location=device) if ckpt_path.exists() else None
-    if ck is not None and ck.get("done") and not reuse_finished:
-        print(
-            f"[train] {ckpt_path} holds a finished run: not reused (pass reuse_finished to reuse it); training "
-            "from step 0",
-            flush=True,
-        )
-        ck = None
-    if ck is not None:
-        if ck["hparams"] != model.hparams():
-            raise ValueError(f"checkpoint {ckpt_path} has model {ck['hparams']}, config asks for {model.hparams()}")
-        if ck["config"]["seed"] != cfg.seed or ck["config"]["batch"] != cfg.batch:
-            raise ValueError(
-                f"checkpoint {ckpt_path} was trained with seed/batch {ck['config']['seed']}/"
-                f"{ck['config']['batch']}, config asks for {cfg.seed}/{cfg.batch}"
-            )
-        ck_gain = float(ck["config"].get("value_init_gain", 1.0))  # states written before the key existed: 1
-        if ck_gain != float(cfg.value_init_gain):
-            raise ValueError(
-                f"checkpoint {ckpt_path} was initialised with value_init_gain {ck_gain}, config asks "
-                f"for {cfg.value_init_gain}"
-            )
-        ck_precision = ck["config"].get("precision", "fp32")
-        if ck_precision != cfg.precision:
-            raise ValueError(
-                f"checkpoint {ckpt_path} was trained with precision {ck_precision}, config asks for {cfg.precision}"
-            )
-        sched_defaults = (("lr_schedule", "constant"), ("warmup_steps", 0), ("min_lr", 0.0))
-        ck_sched = {k: ck["config"].get(k, d) for k, d in sched_defaults}  # states from before the keys: constant
-        cfg_sched = {k: getattr(cfg, k) for k in ck_sched}
-        if ck_sched != cfg_sched:
-            raise ValueError(
-                f"checkpoint {ckpt_path} was trained with learning-rate schedule {ck_sched}, config asks for "
-                f"{cfg_sched}"
-            )
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optimizer"])
-        if ck.get("scaler"):
-            step_fn.scaler.load_state_dict(ck["scaler"])
-        state.update(
-            step=int(ck["step"]),
-            best_val_acc=float(ck["best_val_acc"]),
-            best_step=int(ck["best_step"]),
-            best_model=ck["best_model"],
-            history={k: list(ck["history"].get(k, [])) for k in state["history"]},
-        )
-        print(
-            f"[train] resumed from {ckpt_path} at step {state['step']} (best val acc {state['best_val_acc']:.4f})",
-            flush=True,
-        )
+    step_fn = TrainStep(model, make_optimizer(model, cfg, device), cfg, device)
+    state = resume(ckpt_path, cfg, model, step_fn, device, reuse_finished)
 
     total = cfg.total_steps
     tasks = train_sampler.on(device)
     val_tasks = val.to(device)
     xbuf = torch.empty(cfg.batch, val.positions.shape[0], val.positions.shape[1], dtype=torch.float32, device=device)
-    pending: list[torch.Tensor] = []  # losses of the steps since the last read, on the device
-    pending_from = state["step"]
+    losses = LossBuffer(state.step, ckpt_path)
+    h = state.history
+    last_val = h["val_acc"][-1] if h["val_acc"] else float("nan")
+    start_step, t0, batch_seconds = state.step, time.time(), 0.0
 
-    def snapshot(done: bool) -> dict:
-        return {
-            "hparams": model.hparams(),
-            "step": state["step"],
-            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-            "optimizer": opt.state_dict(),
-            "scaler": step_fn.scaler.state_dict(),
-            "best_model": state["best_model"],
-            "best_val_acc": state["best_val_acc"],
-            "best_step": state["best_step"],
-            "history": state["history"],
-            "config": asdict(cfg),
-            "done": done,
-        }
+    def read_losses():
+        last = losses.flush(state)
+        if last is not None:
+            bar.set_postfix(loss=f"{last:.4f}", val_acc=f"{last_val:.4f}", refresh=False)
 
-    def flush_losses():
-        """Read the pending losses (one host sync), stop on a non-finite one, append them to the history."""
-        nonlocal pending, pending_from
-        if not pending:
-            return
-        values = torch.stack(pending).double().cpu().tolist()
-        for i, v in enumerate(values):
-            if not math.isfinite(v):
-                raise FloatingPointError(
-                    f"training loss became {v} at step {pending_from + i}; the checkpoint "
-                    f"{ckpt_path} is left as it was before step {pending_from}"
-                )
-        state["history"]["loss"].extend(values)
-        pending, pending_from = [], state["step"]
-        bar.set_postfix(loss=f"{values[-1]:.4f}", val_acc=f"{last_val:.4f}", refresh=False)
+    def end_session(done: bool) -> dict:
+        h["session_steps"].append(state.step - start_step)
+        h["session_seconds"].append(time.time() - t0)
+        h["session_batch_seconds"].append(batch_seconds)
+        bar.close()
+        ck = snapshot(model, step_fn, state, cfg, done)
+        save_checkpoint(ck, ckpt_path)
+        return ck
 
-    def validate():
-        with autocast(cfg.precision, device):
-            acc = accuracy_tasks(model, val_tasks)
-        model.train()
-        state["history"]["val_acc"].append(acc)
-        state["history"]["val_step"].append(state["step"])
-        if acc > state["best_val_acc"]:
-            state.update(
-                best_val_acc=acc,
-                best_step=state["step"],
-                best_model={k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-            )
-        return acc
-
-    def end_session():
-        state["history"]["session_steps"].append(state["step"] - start_step)
-        state["history"]["session_seconds"].append(time.time() - t0)
-        state["history"]["session_batch_seconds"].append(batch_seconds)
+    def validated_here() -> bool:
+        return bool(h["val_step"]) and h["val_step"][-1] == state.step
 
     model.train()
-    bar = tqdm(
-        total=total,
-        initial=state["step"],
-        desc="train",
-        unit="step",
-        disable=not progress,
-        mininterval=5.0,
-        dynamic_ncols=True,
-    )
-    start_step, t0, batch_seconds = state["step"], time.time(), 0.0
-    last_val = state["history"]["val_acc"][-1] if state["history"]["val_acc"] else float("nan")
+    bar = progress_lines(total=total, initial=state.step, desc="train", unit="step", disable=not progress)
     with precision_context(cfg.precision, device):
-        while state["step"] < total:
-            s = state["step"]
-            if s % cfg.val_every == 0 and (not state["history"]["val_step"] or state["history"]["val_step"][-1] != s):
-                last_val = validate()
+        while state.step < total:
+            s = state.step
+            if s % cfg.val_every == 0 and not validated_here():
+                last_val = validate(model, val_tasks, cfg, device, state)
             tb = time.perf_counter()
             xb, yb = tasks.sample(np.random.default_rng([cfg.seed, s]), cfg.batch, out=xbuf)
             batch_seconds += time.perf_counter() - tb
-            for group in opt.param_groups:
+            for group in step_fn.opt.param_groups:
                 group["lr"] = learning_rate(cfg, s)
-            pending.append(step_fn(xb, yb))
-            state["step"] = s + 1
-            state["history"]["step"].append(s)
-            state["history"]["wall_s"].append(time.time() - t0)
+            losses.add(step_fn(xb, yb))
+            state.step = s + 1
+            h["step"].append(s)
+            h["wall_s"].append(time.time() - t0)
             bar.update(1)
-            if state["step"] % cfg.ckpt_every == 0:
-                flush_losses()
-                save_checkpoint(snapshot(done=False), ckpt_path)
-            if stop_after is not None and state["step"] - start_step >= stop_after and state["step"] < total:
-                flush_losses()
-                end_session()
-                save_checkpoint(snapshot(done=False), ckpt_path)
-                bar.close()
-                return snapshot(done=False)
-        flush_losses()
-        if not state["history"]["val_step"] or state["history"]["val_step"][-1] != state["step"]:
-            last_val = validate()
-    bar.close()
-    end_session()
-    final = snapshot(done=True)
-    save_checkpoint(final, ckpt_path)
-    elapsed = time.time() - t0
-    n = state["step"] - start_step
+            if state.step % cfg.ckpt_every == 0:
+                read_losses()
+                save_checkpoint(snapshot(model, step_fn, state, cfg, done=False), ckpt_path)
+            if stop_after is not None and state.step - start_step >= stop_after and state.step < total:
+                read_losses()
+                return end_session(done=False)
+        read_losses()
+        if not validated_here():
+            last_val = validate(model, val_tasks, cfg, device, state)
+    final = end_session(done=True)
+    elapsed, n = time.time() - t0, state.step - start_step
     print(
         f"[train] {n} steps in {elapsed:.1f} s ({n / max(elapsed, 1e-9):.2f} steps/s, batches "
-        f"{1e3 * batch_seconds / max(n, 1):.2f} ms/step); best val acc {state['best_val_acc']:.4f} at step "
-        f"{state['best_step']}",
+        f"{1e3 * batch_seconds / max(n, 1):.2f} ms/step); best val acc {state.best_val_acc:.4f} at step "
+        f"{state.best_step}",
         flush=True,
     )
     return final
