@@ -145,3 +145,9 @@ def by_scale(smoke, laptop, paper):
     """The value of the active scale, e.g. `runtime=by_scale(10, 60, 360)`: declared limits sized from the cost plan
     (results/costs/plan_<scale>.csv: at least twice each job's projection)."""
     return {"smoke": smoke, "laptop": laptop, "paper": paper}[SCALE]
+
+
+def p1h_chains(wildcards):
+    """NUTS chains of the preset at width N (its own entry, else "default"; smattn.p1.sampler.settings_for_width)."""
+    table = group_params("p1_hmc")["nuts_presets"][group_params("p1_hmc")["nuts_preset"]]
+    return int(table.get(str(wildcards.N), table.get("default"))["chains"])

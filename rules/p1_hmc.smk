@@ -15,12 +15,6 @@ P1H_VARIANTS = ["all", "two_path_random", "two_path_uniform"]
 p1h_samples = lambda variant: [f"results/p1_hmc/samples_{variant}_N{int(n)}.json" for n in P1H["sampled_widths"]]
 
 
-def p1h_chains(wildcards):
-    """NUTS chains of the preset at width N (its own entry, else "default"; smattn.p1.sampler.settings_for_width)."""
-    table = P1H["nuts_presets"][P1H["nuts_preset"]]
-    return int(table.get(str(wildcards.N), table.get("default"))["chains"])
-
-
 rule p1_hmc_theory:
     """Theory of one HMC variant: GP accuracies and the minimised action at every width."""
     output:

@@ -396,9 +396,10 @@ def calibrate(
     """CPU unit costs per rule from a run's jobs (each a mapping with rule, env, work, mem_units, cpu_s, wall_s,
     max_rss_mb as numbers). The overhead is the environment's measured start-up (Python and its imports, ``env``
     torch or jax) capped at the job's CPU time; ``s_per_unit`` is the rule's CPU time beyond the overheads over its
-    work, summed over its jobs (the ratio estimator: large jobs weigh most); ``cpu_per_wall`` the median CPU/wall. Memory: for a rule with a memory model (MB of its
-    dominant arrays) the peak is ``ARRAY_COPIES`` x those MB on top of what the job held besides them (the median of
-    max_rss - ARRAY_COPIES x units); for the others, the largest measured peak."""
+    work, summed over its jobs (the ratio estimator: large jobs weigh most); ``cpu_per_wall`` the median CPU/wall.
+    Memory: for a rule with a memory model (MB of its dominant arrays) the peak is ``ARRAY_COPIES`` x those MB on
+    top of what the job held besides them (the median of max_rss - ARRAY_COPIES x units); for the others, the
+    largest measured peak."""
 
     def median(xs):
         xs = sorted(xs)
