@@ -164,7 +164,7 @@ rule p2_pd_hypotheses:
         authors_alpha_step=P2T["pd_hyp_authors_alpha_step"],
         level=P2T["pd_hyp_level"],
         v_reg=P2T["v_reg"],
-        n1d=P2T["gamp_sweep_n1d"],
+        n1d=P2T["pd_hyp_n1d"],
         seed=P2T["seed"],
     script:
         "../scripts/p2_theory_pd_hypotheses.py"

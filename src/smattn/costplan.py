@@ -163,8 +163,8 @@ def _work_l2_curve(p, wc):
 def _work_gamp_alpha(p, wc):
     """GAMP at one alpha: runs x iterations x n x (d + channel nodes), n = alpha d samples."""
     t = p["p2_theory"]
-    n = float(wc["alpha"]) * t["gamp_d"]
-    return t["gamp_runs"] * t["gamp_iters"] * n * (t["gamp_d"] + t["gamp_n1d"] ** 2)
+    n = float(wc["alpha"]) * t["gamp_sweep_d"]
+    return t["gamp_sweep_runs"] * t["gamp_sweep_iterations"] * n * (t["gamp_sweep_d"] + t["gamp_sweep_n1d"] ** 2)
 
 
 def _work_thresholds(p, wc):
@@ -181,7 +181,7 @@ AUTHORS_POINTS = 2e4  # integrand points per sample and iteration of the authors
 def _work_pd_hypotheses(p, wc):
     """Short SE runs scanned over alpha (upper bound: the whole grid) with our quadrature and the authors' estimator."""
     t = p["p2_theory"]
-    ours = _n(t["pd_hyp_skips"]) * t["pd_hyp_alpha_max"] / t["pd_hyp_alpha_step"] * t["gamp_n1d"] ** 2
+    ours = _n(t["pd_hyp_skips"]) * t["pd_hyp_alpha_max"] / t["pd_hyp_alpha_step"] * t["pd_hyp_n1d"] ** 2
     authors = _n(t["pd_hyp_authors_skips"]) * t["pd_hyp_alpha_max"] / t["pd_hyp_authors_alpha_step"] * AUTHORS_POINTS
     return t["pd_hyp_samples"] * t["pd_hyp_iterations"] * (ours + authors)
 
@@ -191,16 +191,23 @@ def _work_l3_authors(p, wc):
     return _n(t["l3_authors_alphas"]) * t["l3_authors_iterations"] * t["l3_authors_n_samples"] * AUTHORS_POINTS
 
 
-def _work_fig3_left(p, wc):
+def _work_l3_state_evolution(p, wc):
     """Depth-3 SE: alphas x iteration cap x draws x l3_n1d^4 grid nodes (+ K draws, errors)."""
     t = p["p2_theory"]
     se = _n(t["l3_alphas"]) * (t["l3_max_iter"] * t["l3_n_samples"] + t["l3_n_k"]) * t["l3_n1d"] ** 4
     return se + 3 * _n(t["l3_alphas"]) * t["error_samples"]
 
 
-def _work_fig5(p, wc):
+def _work_fig5_clamped(p, wc):
     t = p["p2_theory"]
     return _n(t["fig5_q22"]) * t["se_max_iter"] * t["fig5_n_samples"] * t["n1d"] ** 2
+
+
+def _work_first_layer_stability(p, wc):
+    """Linearised SE maps at Q11 = 0 over the root solve in alpha: draws x n1d^2 nodes (the solve's iterations do not
+    depend on the scale)."""
+    t = p["p2_theory"]
+    return t["fs_n_samples"] * t["n1d"] ** 2
 
 
 def _work_se_crosscheck(p, wc):
@@ -211,13 +218,13 @@ def _work_se_crosscheck(p, wc):
 def _work_gamp_run(p, wc):
     """One GAMP run of Fig. 2 left: iterations x n x (d + channel nodes), n = alpha d."""
     d = p["p2_dynamics"]
-    n = d["gamp_alpha"] * d["gamp_d"]
-    return d["gamp_iterations"] * n * (d["gamp_d"] + 24**2)
+    n = d["gamp_iter_alpha"] * d["gamp_iter_d"]
+    return d["gamp_iter_steps"] * n * (d["gamp_iter_d"] + 24**2)
 
 
 def _work_gamp_growth(p, wc):
     d = p["p2_dynamics"]
-    n = d["gamp_alpha"] * d["gamp_growth_d"]
+    n = d["gamp_iter_alpha"] * d["gamp_growth_d"]
     return d["gamp_growth_seeds"] * d["gamp_growth_iterations"] * n * d["gamp_growth_d"] + d["gamp_growth_se_samples"]
 
 
@@ -266,8 +273,9 @@ WORK: dict[str, Callable[[Mapping, Mapping], float]] = {
     "p2_thresholds_c": _work_thresholds,
     "p2_pd_hypotheses": _work_pd_hypotheses,
     "p2_l3_authors_estimator": _work_l3_authors,
-    "p2_fig3_left": _work_fig3_left,
-    "p2_fig5": _work_fig5,
+    "p2_l3_state_evolution": _work_l3_state_evolution,
+    "p2_fig5_clamped": _work_fig5_clamped,
+    "p2_first_layer_stability": _work_first_layer_stability,
     "p2_se_crosscheck": _work_se_crosscheck,
     "p2_gamp_run": _work_gamp_run,
     "p2_gamp_growth": _work_gamp_growth,
@@ -299,8 +307,8 @@ def _mem_gamp(d, alpha):
 MEMORY: dict[str, Callable[[Mapping, Mapping], float]] = {
     "p1_pruning_theory_U": _mem_pruning_theory,
     "p1_images_theory": _mem_images_theory,
-    "p2_gamp_alpha": lambda p, wc: _mem_gamp(p["p2_theory"]["gamp_d"], float(wc["alpha"])),
-    "p2_gamp_run": lambda p, wc: _mem_gamp(p["p2_dynamics"]["gamp_d"], p["p2_dynamics"]["gamp_alpha"]),
+    "p2_gamp_alpha": lambda p, wc: _mem_gamp(p["p2_theory"]["gamp_sweep_d"], float(wc["alpha"])),
+    "p2_gamp_run": lambda p, wc: _mem_gamp(p["p2_dynamics"]["gamp_iter_d"], p["p2_dynamics"]["gamp_iter_alpha"]),
     "p2_sgd_train": lambda p, wc: _mem_gamp(p["p2_dynamics"]["sgd_d"], p["p2_dynamics"]["sgd_alpha"]),
     "p2_thresholds_c": lambda p, wc: max(p["p2_theory"]["pd_literal_samples"], p["p2_theory"]["pd_n_k"]) * 64 / 2**20,
     "p2_l2_state_evolution": lambda p, wc: p["p2_theory"]["error_samples"] * 8 * 8 / 2**20,

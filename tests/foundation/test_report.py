@@ -55,6 +55,19 @@ def _claims_page(tmp_path: Path) -> Path:
     """The claims page of every claim in claims/*.yaml (each metric set to a dummy value of a realistic width)."""
     claims = load_claims(sorted((REPO / "claims").glob("*.yaml")))
     metrics = {k: 0.123456789 for k in referenced_metrics(claims)}
+    # binomial standard errors name a count of test items: a count, not a fraction
+    def binomial_counts(node):
+        if isinstance(node, dict):
+            if set(node) == {"binomial"}:
+                yield node["binomial"]
+            for v in node.values():
+                yield from binomial_counts(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from binomial_counts(v)
+
+    counts = set(binomial_counts(claims))
+    metrics.update({k: 1234.0 for k in counts if k in metrics})
     rows = evaluate_claims(claims, metrics)
     page = tmp_path / "claims.html"
     # a probe records, after layout, whether anything is wider than the window (for the browser test below)
