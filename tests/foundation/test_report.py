@@ -55,6 +55,7 @@ def _claims_page(tmp_path: Path) -> Path:
     """The claims page of every claim in claims/*.yaml (each metric set to a dummy value of a realistic width)."""
     claims = load_claims(sorted((REPO / "claims").glob("*.yaml")))
     metrics = {k: 0.123456789 for k in referenced_metrics(claims)}
+
     # binomial standard errors name a count of test items: a count, not a fraction
     def binomial_counts(node):
         if isinstance(node, dict):

@@ -91,7 +91,8 @@ def test_rule_job_matches_snakemake(repo):
     config = yaml.safe_load((repo / "config.yaml").read_text()) | {"scale": "smoke"}
     p2t = resolve_params(config, load_schema(repo / "schemas/config.schema.yaml"))["p2_theory"]
     expected = {
-        k: p2t[f"pd_{k}"] for k in ("n_k", "n_first", "qmc_sets", "q_points", "literal_samples", "v_reg", "q_max", "last_se_target")
+        k: p2t[f"pd_{k}"]
+        for k in ("n_k", "n_first", "qmc_sets", "q_points", "literal_samples", "v_reg", "q_max", "last_se_target")
     }
     expected |= {"n1d": p2t["n1d"], "seed": p2t["seed"]}
     assert vars(io.params) == expected
