@@ -181,7 +181,9 @@ rule p1_images_sample:
     priority: 50
     conda:
         "../envs/torch.yaml"
-    threads: 1
+    # on a CPU one thread per chain (parallel chains, capped by --cores); on the GPU of the paper scale the chains are
+    # batched in one program and one CPU thread serves them
+    threads: lambda wc: 1 if SCALE == "paper" else p1i_chains(wc)
     # gpu=1: every gradient factors the P x P training kernel, P = 600 (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
         mem_mb=8000,

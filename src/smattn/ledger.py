@@ -326,14 +326,27 @@ def evaluate_claims(
                 | {"explanation": f"the {c['group']} group did not run"}
             )
             continue
-        r = _evaluate_compare(c, metrics) if kind == "compare" else _evaluate_value(c, metrics)
+        judged_here = _judged_here(c, scale)
+        try:
+            r = _evaluate_compare(c, metrics) if kind == "compare" else _evaluate_value(c, metrics)
+        except KeyError:
+            if judged_here or kind in ("info", "calibration"):
+                raise
+            # a claim of another scale whose numbers this scale does not compute (e.g. a width sampled only there)
+            ident = c.get("id") or f"{c['check']['left']} {c['check']['op']} {c['check']['right']}"
+            status = f"judged at {' and '.join(c['judged_at'])} scale"
+            rows.append(
+                {**base, "id": ident, "ours": "", "tolerance": "", "tolerance_source": "", "status": status}
+                | {"explanation": "not computed at this scale"}
+            )
+            continue
         ok = r.pop("ok")
         explanation = fill_template(c.get("explanation", ""), metrics, c).strip()
         if kind == "info":
             status = INFO
         elif kind == "calibration":
             status = CALIBRATION
-        elif not _judged_here(c, scale):
+        elif not judged_here:
             status = f"judged at {' and '.join(c['judged_at'])} scale"
         elif kind == "deviation":
             status = DEVIATION if ok else FAIL

@@ -224,6 +224,17 @@ def test_judged_at_limits_the_verdict_to_its_scales(tmp_path):
     assert status_counts(smoke) == {"judged at another scale": 2}
 
 
+def test_claim_of_another_scale_may_lack_its_metrics_here(tmp_path):
+    """A claim judged only at paper scale whose metric this scale does not compute (a width sampled only there) gets
+    its status without a number; where it is judged, a missing metric is an error naming it."""
+    row = {"id": "b[N=30]", "claim": "m30", "kind": "match", "paper": 0.0, "se": "b_se[N=30]", "judged_at": ["paper"]}
+    claims = _load(tmp_path, [{**row, **W}])
+    [r] = evaluate_claims(claims, {"a": 1.0}, "laptop")
+    assert r["status"] == "judged at paper scale" and r["ours"] == "" and r["id"] == "b[N=30]"
+    with pytest.raises(KeyError, match=r"b\[N=30\]"):
+        evaluate_claims(claims, {"a": 1.0}, "paper")
+
+
 def test_judged_at_must_name_scales(tmp_path):
     path = tmp_path / "c.yaml"
     for judged in ("[huge]", "paper", "[]"):
