@@ -57,8 +57,9 @@ def test_collapsed_and_full_samplers_agree_on_the_hmc_task():
     authors' method) sample the same posterior of U, so the posterior means of the 10 distinct U entries differ by
     less than 4 combined Monte-Carlo standard errors (ArviZ's MCSE; 4 sigma over 10 entries fails perfect agreement
     with probability ~6e-4), and the accuracies of the mean predictors by less than 4 combined accuracy MCSEs plus
-    one test chain. Both runs must have enough effective samples for this to test something (bulk ESS >= 20 on every
-    entry). Mutation: the collapsed model with V0's prior variance doubled must fail it. ~3 CPU-minutes."""
+    one test chain. Both runs (2 chains x (100 + 100) each) must have enough effective samples for this to test
+    something (bulk ESS >= 20 on every entry). Mutation: the collapsed model with V0's prior variance doubled must
+    fail it. ~5 CPU-minutes."""
     from smattn.p1 import hmc_task as H
     from smattn.p1.attention import attentioned_inputs_from_heads
     from smattn.p1.predictor import accuracy, accuracy_mcse
@@ -70,7 +71,7 @@ def test_collapsed_and_full_samplers_agree_on_the_hmc_task():
     xt = attentioned_inputs_from_heads(te.x, heads, "last") * s
     arch = Architecture.equal_width((2, 2), 10)
     res = {
-        k: run_nuts(xb, tr.y, xt, arch, 0.01, 100, 100, 2 if k == "collapsed" else 1, 1, sampler=k, rhat_null_trials=0)
+        k: run_nuts(xb, tr.y, xt, arch, 0.01, 100, 100, 2, 1, sampler=k, rhat_null_trials=0)
         for k in ("collapsed", "full")
     }
     c, f = res["collapsed"], res["full"]
