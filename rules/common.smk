@@ -151,9 +151,3 @@ def p1h_chains(wildcards):
     """NUTS chains of the preset at width N (its own entry, else "default"; smattn.p1.sampler.settings_for_width)."""
     table = group_params("p1_hmc")["nuts_presets"][group_params("p1_hmc")["nuts_preset"]]
     return int(table.get(str(wildcards.N), table.get("default"))["chains"])
-
-
-def p1i_chains(wildcards):
-    """NUTS chains of the image task's preset at width N (its own entry, else "default")."""
-    table = group_params("p1_images")["nuts_presets"][group_params("p1_images")["nuts_preset"]]
-    return int(table.get(str(wildcards.N), table.get("default"))["chains"])

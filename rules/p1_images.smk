@@ -181,9 +181,9 @@ rule p1_images_sample:
     priority: 50
     conda:
         "../envs/torch.yaml"
-    # on a CPU one thread per chain (parallel chains, capped by --cores); on the GPU of the paper scale the chains are
-    # batched in one program and one CPU thread serves them
-    threads: lambda wc: 1 if SCALE == "paper" else p1i_chains(wc)
+    # one thread: the chains spread over 2 host devices (threads: 2) were not faster on the 2-core laptop (warm-up
+    # 207 -> 190 s, first half of the samples 264 -> 287 s, idle machine) and kept the other core from other jobs
+    threads: 1
     # gpu=1: every gradient factors the P x P training kernel, P = 600 (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
         mem_mb=8000,
