@@ -297,6 +297,17 @@ def _evaluate_value(c: dict, metrics: Mapping[str, float]) -> dict:
     return row
 
 
+def _judged_elsewhere(c: dict) -> str:
+    return f"judged at {' and '.join(c['judged_at'])} scale"
+
+
+def _row_without_numbers(c: dict, base: dict, status: str, explanation: str) -> dict:
+    """A table row that shows no number: the claim's group did not run, or its numbers exist only at another scale."""
+    ident = c.get("id") or f"{c['check']['left']} {c['check']['op']} {c['check']['right']}"
+    empty = {"ours": "", "tolerance": "", "tolerance_source": ""}
+    return {**base, "id": ident, **empty, "status": status, "explanation": explanation}
+
+
 def evaluate_claims(
     claims: list[dict],
     metrics: Mapping[str, float],
@@ -320,11 +331,7 @@ def evaluate_claims(
             "paper": "" if c.get("paper") is None else f"{c['paper']:.4g}",
         }
         if ran is not None and c["group"] not in ran:
-            ident = c.get("id") or f"{c['check']['left']} {c['check']['op']} {c['check']['right']}"
-            rows.append(
-                {**base, "id": ident, "ours": "", "tolerance": "", "tolerance_source": "", "status": NOT_RUN}
-                | {"explanation": f"the {c['group']} group did not run"}
-            )
+            rows.append(_row_without_numbers(c, base, NOT_RUN, f"the {c['group']} group did not run"))
             continue
         judged_here = _judged_here(c, scale)
         try:
@@ -333,12 +340,7 @@ def evaluate_claims(
             if judged_here or kind in ("info", "calibration"):
                 raise
             # a claim of another scale whose numbers this scale does not compute (e.g. a width sampled only there)
-            ident = c.get("id") or f"{c['check']['left']} {c['check']['op']} {c['check']['right']}"
-            status = f"judged at {' and '.join(c['judged_at'])} scale"
-            rows.append(
-                {**base, "id": ident, "ours": "", "tolerance": "", "tolerance_source": "", "status": status}
-                | {"explanation": "not computed at this scale"}
-            )
+            rows.append(_row_without_numbers(c, base, _judged_elsewhere(c), "not computed at this scale"))
             continue
         ok = r.pop("ok")
         explanation = fill_template(c.get("explanation", ""), metrics, c).strip()
@@ -347,7 +349,7 @@ def evaluate_claims(
         elif kind == "calibration":
             status = CALIBRATION
         elif not judged_here:
-            status = f"judged at {' and '.join(c['judged_at'])} scale"
+            status = _judged_elsewhere(c)
         elif kind == "deviation":
             status = DEVIATION if ok else FAIL
             if not ok:
