@@ -32,7 +32,8 @@ def laptop_tables(tmp_path_factory, repo, raw_data):
         (shutil.copytree if src.is_dir() else shutil.copy)(src, wd / name)
     env = {**os.environ, "SMATTN_DATA_MIRROR": str(raw_data)}
     r = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "scale=laptop", *GROUPS],
+        # targets before --config: --config takes every following word as a name=value pair
+        [sys.executable, "-m", "snakemake", *GROUPS, "--cores", "2", "--config", "scale=laptop"],
         cwd=wd,
         env=env,
         capture_output=True,
