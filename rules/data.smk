@@ -27,6 +27,9 @@ rule fetch_raw:
         "logs/data/fetch_{relpath}.log",
     wildcard_constraints:
         relpath="|".join(re.escape(p) for p in RAW_RELPATHS),
+    # before everything else (a copy and a checksum each): a priority does not pass to a job's inputs, so without it
+    # the P1 image chain (priority 50) waited minutes for its raw files behind the P2 theory jobs
+    priority: 100
     conda:
         "../envs/workflow.yaml"
     threads: 1
