@@ -3,11 +3,38 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+#: what a copy of the workflow needs to run (the library comes from the installed package; no results are copied)
+WORKFLOW_FILES = (
+    "Snakefile",
+    "config.yaml",
+    "rules",
+    "scripts",
+    "schemas",
+    "report",
+    "claims",
+    "envs",
+    "profiles",
+    "benchmarks",  # unit_costs.csv, read by the cost plan
+)
+
+
+def copy_workflow_to(dest: Path) -> Path:
+    """A copy of the repository's workflow in ``dest`` (created if missing), so that test runs never touch the
+    developer's outputs. Returns ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            shutil.copy2(src, dest / name)
+    return dest
 
 
 def mirror_dir() -> Path | None:
@@ -21,6 +48,12 @@ def mirror_dir() -> Path | None:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="session")
+def copy_workflow():
+    """``copy_workflow(dest) -> dest``: a copy of the workflow (its files, no results) in the folder ``dest``."""
+    return copy_workflow_to
 
 
 @pytest.fixture(scope="session")

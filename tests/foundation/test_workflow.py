@@ -8,25 +8,12 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = (
-    "Snakefile",
-    "config.yaml",
-    "rules",
-    "scripts",
-    "schemas",
-    "report",
-    "claims",
-    "envs",
-    "profiles",
-    "benchmarks",  # unit_costs.csv, read by the cost plan
-)
 
 
 def snakemake(args, cwd, env_extra=None, timeout=600):
@@ -37,20 +24,10 @@ def snakemake(args, cwd, env_extra=None, timeout=600):
     )
 
 
-def copy_workflow(repo, wd):
-    for name in WORKFLOW_FILES:
-        src = repo / name
-        if src.is_dir():
-            shutil.copytree(src, wd / name)
-        elif src.exists():
-            shutil.copy(src, wd / name)
-    return wd
-
-
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory, repo):
+def workdir(tmp_path_factory, copy_workflow):
     """A copy of the workflow (no results) in which runs cannot touch the developer's own outputs."""
-    return copy_workflow(repo, tmp_path_factory.mktemp("wf"))
+    return copy_workflow(tmp_path_factory.mktemp("wf"))
 
 
 def job_stats(output: str) -> dict[str, int]:
@@ -185,12 +162,11 @@ def test_whole_float_integer_is_accepted(workdir):
     assert r.returncode == 0, r.stderr[-2000:]
 
 
-def test_changed_raw_file_is_caught_before_any_job(tmp_path, repo, raw_data):
+def test_changed_raw_file_is_caught_before_any_job(tmp_path, copy_workflow, raw_data):
     """A raw file corrupted after it was fetched and verified stops the next run before a consumer job starts."""
     from smattn.data.registry import lookup
 
-    (tmp_path / "wf").mkdir()
-    wd = copy_workflow(repo, tmp_path / "wf")
+    wd = copy_workflow(tmp_path / "wf")
     data = tmp_path / "data"
     rel = "reference/spoc/AMP_BO_2w_d1000_alpha1.2_samples1_seed1.npy"  # read by rule p2_fig2_left
     cfg = ["--config", "scale=smoke", f"data_dir={data}"]

@@ -31,18 +31,6 @@ ACCOUNT = "smattn"
 CLUSTER_CONFIG = (
     f"cluster={{cpu_partition: {PARTITIONS['cpu']}, gpu_partition: {PARTITIONS['gpu']}, account: {ACCOUNT}}}"
 )
-WORKFLOW_FILES = (
-    "Snakefile",
-    "config.yaml",
-    "rules",
-    "scripts",
-    "schemas",
-    "report",
-    "claims",
-    "envs",
-    "profiles",
-    "benchmarks",  # unit_costs.csv, read by the cost plan
-)
 
 # The local cluster has no accounting daemon: job states come from squeue (MinJobAge=300 keeps finished jobs
 # visible), and the first status check comes 2 s after submission instead of the plugin's default 40 s.
@@ -161,18 +149,6 @@ def snakemake_run(args, cwd: Path, timeout: float, cluster=None, log_name: str =
     t0 = time.monotonic()
     proc = start_snakemake(args, cwd, log)
     return finish_snakemake(proc, args, log, t0, timeout, cluster)
-
-
-def copy_workflow(dest: Path) -> Path:
-    """A copy of the repository's workflow (no results), so test runs never touch the developer's outputs."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in WORKFLOW_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        elif src.exists():
-            shutil.copy2(src, dest / name)
-    return dest
 
 
 @pytest.fixture()

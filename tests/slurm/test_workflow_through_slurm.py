@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from .conftest import ACCOUNT, CLUSTER_CONFIG, PARTITIONS, SLURM_ARGS, TIMINGS, copy_workflow, slurm_jobs, snakemake_run
+from .conftest import ACCOUNT, CLUSTER_CONFIG, PARTITIONS, SLURM_ARGS, TIMINGS, slurm_jobs, snakemake_run
 
 pytestmark = pytest.mark.slurm
 
@@ -109,7 +109,7 @@ def assert_same_output(a: Path, b: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(slurm_cluster, tmp_path_factory):
+def runs(slurm_cluster, tmp_path_factory, copy_workflow):
     """The smoke targets built twice from fresh copies of the workflow: locally, and through the SLURM profile."""
     local_dir = copy_workflow(tmp_path_factory.mktemp("local"))
     slurm_dir = copy_workflow(tmp_path_factory.mktemp("viaslurm"))

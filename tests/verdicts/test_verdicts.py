@@ -10,26 +10,21 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 GROUPS = ("p2_theory", "p1_hmc")
-WORKFLOW_FILES = ("Snakefile", "config.yaml", "rules", "scripts", "schemas", "report", "claims", "envs", "profiles")
 
 #: claim text -> why it fails at laptop scale (empty: every judged claim of these groups passes or is explained)
 EXPECTED_FAIL: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
-def laptop_tables(tmp_path_factory, repo, raw_data):
+def laptop_tables(tmp_path_factory, copy_workflow, raw_data):
     """The groups' claims tables of one laptop-scale run of their targets in a copy of the workflow."""
-    wd = tmp_path_factory.mktemp("verdicts")
-    for name in WORKFLOW_FILES:
-        src = repo / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, wd / name)
+    wd = copy_workflow(tmp_path_factory.mktemp("verdicts"))
     env = {**os.environ, "SMATTN_DATA_MIRROR": str(raw_data)}
     r = subprocess.run(
         # targets before --config: --config takes every following word as a name=value pair
