@@ -2,7 +2,7 @@
 accuracy and sampled order parameter (Eq. 13), with the sampler's diagnostics (ArviZ R-hat, bulk and tail ESS and
 Monte-Carlo standard errors of U and of the test predictions, the R-hat null of the run's shape, gradients per
 effective sample, tree depths). Weight samples are not stored. The chains run in parallel over the job's threads
-(one CPU device per thread, same draws as one after another)."""
+(one CPU device per thread; the draws are those of that device count, smattn.p1.sampler)."""
 
 import numpy as np
 
@@ -10,13 +10,12 @@ from smattn.scriptio import run
 
 
 def main(io):
-    from smattn.p1.sampler import settings_for_width, use_host_devices
+    from smattn.p1.sampler import settings_for_width, use_host_devices_for_chains
 
     p = io.params
     variant, N = io.wildcards.variant, int(io.wildcards.N)
     nuts = settings_for_width(p.nuts, N)
-    devices = max(1, min(int(io.threads or 1), int(nuts["chains"])))
-    use_host_devices(devices)  # before JAX starts: chains spread over the job's threads
+    use_host_devices_for_chains(io.threads, nuts["chains"])  # before JAX starts: chains spread over the threads
     from smattn.device import jax_setup
 
     platform = jax_setup(x64=(nuts["dtype"] == "float64"))

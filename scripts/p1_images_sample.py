@@ -14,13 +14,12 @@ def main(io):
     from smattn.device import gpu_job, jax_setup
 
     gpu_job(io, "jax")  # gpu=1 rule: stops here when it must have a GPU and sees none (smattn.device)
-    from smattn.p1.sampler import settings_for_width, use_host_devices
+    from smattn.p1.sampler import settings_for_width, use_host_devices_for_chains
 
     p = io.params
     N = int(io.wildcards.N)
     nuts = settings_for_width(p.nuts, N)
-    # before JAX starts: on a CPU the chains spread over the job's threads (the same draws as one after another)
-    use_host_devices(max(1, min(int(io.threads or 1), int(nuts["chains"]))))
+    use_host_devices_for_chains(io.threads, nuts["chains"])  # before JAX starts: chains spread over the threads
     platform = jax_setup(x64=(nuts["dtype"] == "float64"))
     from smattn.io import write_json
     from smattn.p1.action import Architecture

@@ -60,3 +60,16 @@ def test_sequential_parallel_and_vectorized_chains_agree(tmp_path: Path):
     np.testing.assert_allclose(z["vectorized_f"], z["sequential_f"], rtol=1e-5, atol=1e-8)
     # the four chains are different chains (keys split from the seed), not copies
     assert np.abs(U[0] - U[1]).max() > 1e-3
+
+
+def test_host_devices_follow_the_threads_up_to_the_chains(monkeypatch):
+    """One host device per job thread, never more than the chains, at least one (threads None or 0 count as one);
+    other XLA flags are kept."""
+    from smattn.p1.sampler import use_host_devices_for_chains
+
+    for threads, chains, want in ((2, 4, 2), (8, 4, 4), (None, 4, 1), (0, 1, 1), (3, 1, 1)):
+        monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=7 --xla_cpu_multi_thread_eigen=false")
+        assert use_host_devices_for_chains(threads, chains) == want
+        flags = os.environ["XLA_FLAGS"].split()
+        assert f"--xla_force_host_platform_device_count={want}" in flags
+        assert "--xla_cpu_multi_thread_eigen=false" in flags and len(flags) == 2

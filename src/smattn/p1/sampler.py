@@ -25,8 +25,11 @@ transitions at the maximum tree depth, warm-up and sampling wall time and an est
 Chains (``chain_method``): ``vectorized`` (batched in one program; the default on a GPU), ``parallel`` (one CPU
 device per group of chains, :func:`use_host_devices`; the default on a CPU with several host devices) or
 ``sequential``. Every method draws the same chains from the same seed (each chain's key is split from the seed):
-``parallel`` and ``sequential`` run the same per-chain program and agree to the bit, ``vectorized`` batches the
-arithmetic differently and agrees to rounding (tests/p1_hmc/test_chain_methods.py).
+``parallel`` and ``sequential`` run the same per-chain program and agree to the bit when XLA's CPU kernels run
+single-threaded (``--xla_cpu_multi_thread_eigen=false``, as tests/p1_hmc/test_chain_methods.py runs them);
+``vectorized`` batches the arithmetic differently and agrees to rounding. With XLA's default multi-threaded kernels
+the rounding depends on the number of host devices, and the chaotic dynamics carry it into other chains: a run's
+draws are then those of its device count.
 The float32 matrix-product precision is set explicitly (``matmul_precision``, default ``"highest"``: no TF32 on a GPU).
 
 Precision: float64 needs ``jax_enable_x64`` (the default in this project); float32 needs it *off* (JAX's
@@ -77,6 +80,16 @@ def use_host_devices(n: int) -> None:
     os.environ["XLA_FLAGS"] = " ".join([f"--xla_force_host_platform_device_count={int(n)}", *flags])
 
 
+def use_host_devices_for_chains(threads: int | None, num_chains: int) -> int:
+    """One XLA host device per job thread, at most one per chain (:func:`use_host_devices`); returns that count.
+
+    The count fixes the draws on a CPU (see the module docstring), so a sampling job's chains are those of its thread
+    count."""
+    n = max(1, min(int(threads or 1), int(num_chains)))
+    use_host_devices(n)
+    return n
+
+
 def default_chain_method(num_chains: int = 1) -> str:
     """'vectorized' on a GPU (chains batched in one program); on a CPU 'parallel' when there are several host devices
     (:func:`use_host_devices`) and several chains, else 'sequential'."""
@@ -90,7 +103,8 @@ def _chains_over_devices(num_chains: int, max_devices: int):
     not above ``max_devices`` or the device count), ``num_chains / k`` of them one after another on each device.
 
     Every k runs the same per-chain program (a ``lax.map`` body), so k = 1 (sequential) and k > 1 (parallel) give
-    the same draws to the bit. Returns (callable, k)."""
+    the same draws to the bit at a fixed host-device count with single-threaded XLA kernels (module docstring).
+    Returns (callable, k)."""
     limit = min(num_chains, max_devices, jax.local_device_count())
     k = max(d for d in range(1, limit + 1) if num_chains % d == 0)
     devices = jax.local_devices()[:k]
