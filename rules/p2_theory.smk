@@ -232,6 +232,27 @@ rule p2_fig1_right:
         "../scripts/p2_theory_fig1_right.py"
 
 
+rule p2_alpha_critical_csv:
+    """P2 Fig. 1 right: the authors' alpha_critical.csv as data (its columns' scatter over c, the last layer's
+    values against the bound 1/6 derived here), for the claims rows that compare our thresholds with it."""
+    input:
+        ref=raw("reference/spoc/alpha_critical.csv"),
+    output:
+        metrics="results/metrics/p2_theory/p2_alpha_critical_csv.json",
+    log:
+        "logs/p2_theory/p2_alpha_critical_csv.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_alpha_critical_csv.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../scripts/p2_theory_alpha_critical_csv.py"
+
+
 rule p2_l3_authors_estimator:
     """Depth 3, reference mode: the authors' Monte-Carlo estimator (floored Z_out) iterated in their SE."""
     output:

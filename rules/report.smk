@@ -45,6 +45,7 @@ COST_JOBS = {
     **benchmarks(rules.p2_pd_hypotheses),
     **benchmarks(rules.p2_first_layer_stability),
     **benchmarks(rules.p2_fig1_right),
+    **benchmarks(rules.p2_alpha_critical_csv),
     **benchmarks(rules.p2_l3_authors_estimator),
     **benchmarks(rules.p2_l3_state_evolution),
     **benchmarks(rules.p2_fig3_left),
