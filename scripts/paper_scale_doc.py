@@ -10,6 +10,7 @@ from collections import defaultdict
 
 from smattn.costs import human_duration
 from smattn.io import write_text
+from smattn.ledger import claims_markdown, figure_status, headline_text, panel_line
 from smattn.scriptio import run
 
 
@@ -28,10 +29,6 @@ def commit() -> str:
         return r.stdout.strip() or "unknown"
     except OSError:
         return "unknown"
-
-
-def cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def main(io):
@@ -54,28 +51,21 @@ def main(io):
         "`results/costs/plan_paper.md` (`snakemake cost_plan --config scale=paper`).",
         "",
     ]
+    judged = {t: [r for r in read_csv(claims[t]) if r["status"] != "not run"] for t in targets}
+    every = [r for t in targets for r in judged[t]]
+    lines += ["Reproduction by figure panel, from the claim rows of these runs:", ""]
+    lines += [f"- {panel_line(e)}" for e in figure_status(every) if e["status"] != "no claim rows"]
+    lines += ["", headline_text(every), ""]
     for t in targets:
         groups = [g for g, s in ran[t]["groups"].items() if s == "paper"]
-        rows = [r for r in read_csv(claims[t]) if r["status"] != "not run"]
-        counts = defaultdict(int)
-        for r in rows:
-            counts[r["status"]] += 1
+        rows = judged[t]
         cpu = sum(float(j["cpu_s"] or 0) for j in jobs[t])
         lines += [
             f"## `snakemake {t}`: {', '.join(groups)}",
             "",
-            f"{len(jobs[t])} computing jobs, {human_duration(cpu)} CPU in all; "
-            + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-            + ".",
+            f"{len(jobs[t])} computing jobs, {human_duration(cpu)} CPU in all.",
             "",
-            "| claim | where | ours | tolerance | paper | status |",
-            "| --- | --- | ---: | --- | ---: | --- |",
-            *(
-                f"| {cell(r['claim'])} | {cell(r['where'])} | {cell(r['ours'])} | {cell(r['tolerance'])} | "
-                f"{cell(r['paper'])} | {cell(r['status'])} |"
-                for r in rows
-            ),
-            "",
+            *claims_markdown(rows),
             "CPU time per rule:",
             "",
             "| rule | jobs | CPU | wall, summed |",
