@@ -380,8 +380,9 @@ rule p2_fig5:
 
 
 rule p2_se_crosscheck:
-    """Brute-force importance-sampling check of SE fixed points (L = 3 at every alpha; L = 2 at alpha 1.2, ours
-    and the authors' SE file) and the count of unconverged SE points over Figs 1 left, 3 left and 5."""
+    """Brute-force importance-sampling check of SE fixed points (L = 3 at every alpha; L = 2 at alpha 1.2 and 1.5,
+    ours and the authors' SE file), the depth-3 overlaps and plug-in error at alpha = 2 by brute force (expected values
+    of the ledger's deviations) and the count of unconverged SE points over Figs 1 left, 3 left and 5."""
     input:
         l2=rules.p2_l2_state_evolution.output.curve,
         l3=rules.p2_l3_state_evolution.output.record,
@@ -409,6 +410,7 @@ rule p2_se_crosscheck:
         bf_points=P2T["bf_points"],
         l3_bf_draws=P2T["l3_bf_draws"],
         l2_bf_draws=P2T["l2_bf_draws"],
+        error_samples=P2T["error_samples"],
         seed=P2T["seed"],
     script:
         "../scripts/p2_theory_se_crosscheck.py"

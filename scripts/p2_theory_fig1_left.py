@@ -16,6 +16,7 @@ from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics
 from smattn.p2.plotting import BLUE, DBLUE, DRED, RED, long_rows, mark_unconverged, setup
 from smattn.p2.theory.gamp_metrics import learned_final_overlaps
 from smattn.p2.theory.overlap_curves import ERROR_ALPHAS_L2, METRIC_ALPHAS_L2
+from smattn.p2.theory.paper_scatter import paper_se_metrics
 from smattn.scriptio import run
 
 
@@ -207,6 +208,8 @@ def main(io):
             # the authors' error files: the same Monte-Carlo estimate over their sample size
             scale = np.sqrt(r["params"]["error_samples"] / P2_AUTHORS_ERROR_SAMPLES)
             m[f"p2.L2.{name}_paper_se[alpha={fmt_id(a)}]"] = scale * mc_se
+    # the authors' SE curves' points: standard error from the curves' own scatter about a smooth fit
+    m.update(paper_se_metrics({"BO_2w.csv": ref_q}))
     at_q = r["error_plugin_at_authors_q"]
     for a, e, e_se in zip(at_q["alpha"], at_q["mean"], at_q["se"], strict=True):
         m[f"p2.L2.error_plugin_at_authors_q[alpha={fmt_id(a)}]"] = e
