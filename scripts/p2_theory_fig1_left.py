@@ -44,8 +44,8 @@ def main(io):
     au_cfg = json.loads(str(au_runs[0]["config"]))
     if abs(au_cfg["alpha"] - 1.2) > 1e-9:
         raise ValueError(f"the authors' GAMP runs are at alpha = {au_cfg['alpha']}, the claims need 1.2")
-    au = learned_final_overlaps(np.stack([r["M"][-1] for r in au_runs]), np.stack([r["Q"][-1] for r in au_runs]))
-    au_trapped = np.array([abs(r["M"][-1, 0, 0]) for r in au_runs])[~au["learned_mask"]]
+    aut = learned_final_overlaps(np.stack([r["M"][-1] for r in au_runs]), np.stack([r["Q"][-1] for r in au_runs]))
+    au_trapped = np.array([abs(r["M"][-1, 0, 0]) for r in au_runs])[~aut["learned_mask"]]
     au_name = "authors' algorithm" if au_cfg["onsager"] == "latest" else "Fig. 2 left runs"
     ref_q = read_csv(io.input.ref_bo)
     ref_amp = read_csv(io.input.ref_amp)
@@ -103,13 +103,13 @@ def main(io):
         ms=4,
         label=f"GAMP $|M_{{22}}|$, project's variant ({g_form} Onsager)",
     )
-    k_au, n_au = int(au["learned"]), int(au["runs"])
+    k_au, n_au = int(aut["learned"]), int(aut["runs"])
     au_label = f"GAMP, {au_name} (d={au_cfg['d']}): the {k_au}/{n_au} runs that learned layer 1"
     for k, col in (("11", DBLUE), ("22", DRED)) if k_au else ():
         ax.errorbar(
             [1.2],
-            [au[f"m{k}"]],
-            yerr=[au[f"m{k}_sd"]],
+            [aut[f"m{k}"]],
+            yerr=[aut[f"m{k}_sd"]],
             fmt="s",
             mfc="none",
             color=col,
@@ -175,8 +175,8 @@ def main(io):
         + long_rows("gamp_abs_M11", g_alpha, [m.mean() for m in g_m11], [m.std() for m in g_m11])
         + long_rows("gamp_abs_M22", g_alpha, [m.mean() for m in g_m22], [m.std() for m in g_m22])
         + long_rows("gamp_plugin_error", g_alpha, [e.mean() for e in g_err], [e.std() for e in g_err])
-        + long_rows("gamp_authors_abs_M11_learned", [1.2], [au["m11"]], [au["m11_sd"]])
-        + long_rows("gamp_authors_abs_M22_learned", [1.2], [au["m22"]], [au["m22_sd"]])
+        + long_rows("gamp_authors_abs_M11_learned", [1.2], [aut["m11"]], [aut["m11_sd"]])
+        + long_rows("gamp_authors_abs_M22_learned", [1.2], [aut["m22"]], [aut["m22_sd"]])
         + long_rows("gamp_authors_abs_M11_not_learned", np.full(au_trapped.size, 1.2), au_trapped)
         + [
             ("alpha_last", a_last, 0.0, a_last_se),
@@ -231,16 +231,18 @@ def main(io):
             m[f"p2.L2.gamp_q{k}_minus_se[alpha=1.2]"] = var[f"m{k}"] - m[f"p2.L2.q{k}[alpha=1.2]"]
             se_se = m[f"p2.L2.q{k}_se[alpha=1.2]"]
             m[f"p2.L2.gamp_q{k}_minus_se_se[alpha=1.2]"] = float(np.hypot(var[f"m{k}_se"], se_se))
-    # the authors' algorithm at alpha = 1.2 (runs and runs that learned: p2.gamp_iter.runs, .runs_learned[layer=1])
+    # the authors' algorithm at alpha = 1.2: how many runs learned the first layer, and the overlaps of those runs
+    m["p2.L2.gamp_authors_runs[alpha=1.2]"] = aut["runs"]
+    m["p2.L2.gamp_authors_runs_learned[alpha=1.2]"] = aut["learned"]
     for k in ("11", "22"):
-        m[f"p2.L2.gamp_authors_q{k}[alpha=1.2]"] = au[f"m{k}"]
-        m[f"p2.L2.gamp_authors_q{k}_sd[alpha=1.2]"] = au[f"m{k}_sd"]
-        m[f"p2.L2.gamp_authors_q{k}_se[alpha=1.2]"] = au[f"m{k}_se"]
+        m[f"p2.L2.gamp_authors_q{k}[alpha=1.2]"] = aut[f"m{k}"]
+        m[f"p2.L2.gamp_authors_q{k}_sd[alpha=1.2]"] = aut[f"m{k}_sd"]
+        m[f"p2.L2.gamp_authors_q{k}_se[alpha=1.2]"] = aut[f"m{k}_se"]
     m["p2.L2.gamp_authors_d"] = float(au_cfg["d"])
     print(
         f"{au_name}, GAMP at alpha = 1.2 (d = {au_cfg['d']}, {au_cfg['onsager']} Onsager): first layer learned in "
-        f"{k_au}/{n_au} runs; over those |M11| = {au['m11']:.4f} +- {au['m11_se']:.4f}, |M22| = {au['m22']:.4f} +- "
-        f"{au['m22_se']:.4f}; |M11| of the others {np.round(au_trapped, 4)}",
+        f"{k_au}/{n_au} runs; over those |M11| = {aut['m11']:.4f} +- {aut['m11_se']:.4f}, |M22| = {aut['m22']:.4f} +- "
+        f"{aut['m22_se']:.4f}; |M11| of the others {np.round(au_trapped, 4)}",
         flush=True,
     )
     write_metrics(io.output.metrics, m)
