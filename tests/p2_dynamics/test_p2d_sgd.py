@@ -266,3 +266,26 @@ def test_plateau_matches_the_published_traces(paper_size_runs):
     C2 = trajectories.sign_corrected(ours[1])[:, last]
     _within_3_se(C2, trajectories.sign_corrected(published[1])[:, last])
     assert np.all(C2 <= bound) and bound == pytest.approx(0.978, abs=1e-3)
+
+
+@pytest.mark.published
+def test_last_layer_learning_speed_matches_the_published_traces(paper_size_runs):
+    """The speed of learning: the true epoch at which a run's sign-corrected C_2 first reaches half its value after
+    10 epochs (record 379; the published C_2 has plateaued there, test_plateau_matches_the_published_traces) equals
+    the authors' (C2_random.npy read to the same record, 8 runs) within 3 combined standard errors (run-to-run
+    spread of our 4 and their 8 runs). Same seeded teacher and student, same learning rate, batches and steps per
+    visit; only the Gaussian inputs differ. The tolerance resolves a doubled half-way time (3 se below the
+    published mean), which the two tests above do not see.
+    Mutation checked: sgd_lr 7.5 instead of 15 in config.yaml (the config paper_sgd_config reads) fails it: our
+    half-way times 4.53, 4.66, 4.21, 3.71 true epochs (mean 4.28) against the authors' 2.32, 5.7 combined standard
+    errors apart; the first-record and plateau tests pass with that mutation. At lr 15 ours are 2.79, 1.95, 2.18,
+    1.68 (mean 2.15, 0.5 combined standard errors from the authors')."""
+    ours, published, _ = paper_size_runs
+    last = ours.shape[-1] - 1
+    per_epoch = 38  # batch visits per epoch, ours and the authors' (7500 samples in batches of 200)
+    half_ours = (trajectories.first_crossing(trajectories.sign_corrected(ours[1]), 0.5) + 1) / per_epoch
+    theirs = trajectories.sign_corrected(published[1])[:, : last + 1]
+    half_theirs = (trajectories.first_crossing(theirs, 0.5) + 1) / per_epoch
+    se = np.hypot(half_ours.std(ddof=1) / np.sqrt(len(half_ours)), half_theirs.std(ddof=1) / np.sqrt(len(half_theirs)))
+    assert 3.0 * se < half_theirs.mean()  # resolution: a halved learning rate (doubled time) lies outside
+    _within_3_se(half_ours, half_theirs)
