@@ -11,8 +11,6 @@ coefficient, head or data draw moves U by orders of magnitude more than the tole
 the GP point).
 """
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -23,10 +21,10 @@ from smattn.data.published import (
     P1_HMC_AUTHORS_U,
 )
 from smattn.p1 import hmc_task as H
-from smattn.p1.action import Architecture, action
+from smattn.p1.action import Architecture
 from smattn.p1.attention import attentioned_inputs_from_heads
 from smattn.p1.kernels import PathGram
-from smattn.p1.minimise import ActionProblem, minimise_action
+from smattn.p1.minimise import ActionProblem, minimise_action, stopping_distance_bound
 from smattn.p1.predictor import accuracy, predictor
 
 pytestmark = pytest.mark.published
@@ -57,40 +55,15 @@ def test_gp_accuracy_equals_the_authors(variant, data):
     assert round(acc * 1000) == round(P1_HMC_AUTHORS_ACC_GP[variant] * 1000), (variant, acc)
 
 
-def _stopping_bound(U_levels, arch, gram, y) -> float:
-    """First-order distance (max over entries) between a point whose dS/dM entries are below the authors' tolerance
-    and the minimiser: |H^-1 g|_2 <= |g|_2 / lambda_min(H) in the distinct entries of U^(1), U^(2)."""
-    sizes = [U.shape[0] for U in U_levels]
-    idx = [np.triu_indices(n) for n in sizes]
-    G = jnp.asarray(gram.G)
-    iu = gram.iu
-
-    def S(v):
-        Us, off = [], 0
-        for n, (r, c) in zip(sizes, idx, strict=True):
-            k = len(r)
-            M = jnp.zeros((n, n)).at[r, c].set(v[off : off + k])
-            Us.append(M + jnp.triu(M, 1).T)
-            off += k
-        return action(Us, arch, G, iu, jnp.asarray(y), T)
-
-    v = jnp.concatenate([jnp.asarray(U)[r, c] for U, (r, c) in zip(U_levels, idx, strict=True)])
-    lam_min = float(np.linalg.eigvalsh(np.asarray(jax.hessian(S)(v))).min())
-    assert lam_min > 0, "not at a minimum"
-    # an off-diagonal entry of U is M_ij and M_ji at once: its derivative is at most twice the tolerance
-    g_max = np.concatenate([np.where(r == c, 1.0, 2.0) for r, c in idx]) * P1_HMC_AUTHORS_GRADIENT_TOL
-    return float(np.linalg.norm(g_max) / lam_min)
-
-
 @pytest.mark.parametrize("variant,N", sorted(P1_HMC_AUTHORS_U))
 def test_theory_order_parameter_and_accuracy_equal_the_authors(variant, N, data):
     train, test, xi, xt = _paths(variant, data)
     heads = (len(H.VARIANTS[variant]["layer1"]), len(H.VARIANTS[variant]["layer2"]))
     arch = Architecture.equal_width(heads, N)
-    gram = PathGram(xi)
-    res = minimise_action(ActionProblem(arch, gram, train.y, T), tol=1e-9)
+    problem = ActionProblem(arch, PathGram(xi), train.y, T)
+    res = minimise_action(problem, tol=1e-9)
     assert res.converged
-    tol = 2 * _stopping_bound(res.Us, arch, gram, train.y)
+    tol = 2 * stopping_distance_bound(problem, res.Us, P1_HMC_AUTHORS_GRADIENT_TOL)
     U_authors = np.asarray(P1_HMC_AUTHORS_U[(variant, N)])
     np.testing.assert_allclose(res.U, U_authors, rtol=0, atol=tol)
     # the bound is far below the structure the paper reads off U (e.g. the good-denoising anti-correlation)

@@ -300,3 +300,31 @@ def minimise_action_adam(
     converged = bool(np.isfinite(float(S)) and float(gmax) < tol)
     mineig = [min(float(np.linalg.eigvalsh(U).min()) for U in Us)]
     return _finish(problem, Us, int(k), float(gmax), converged, mineig, t0, f"adam(lr={lr})")
+
+
+def stopping_distance_bound(problem: ActionProblem, Us, grad_tol: float) -> float:
+    """First-order bound on how far a point that passes the stopping rule ``max |dS/dM| < grad_tol`` can lie from
+    the minimiser ``Us`` (list of U^(l)): ``|H^-1 g|_2 <= |g|_2 / lambda_min(H)``, H the Hessian of S in the distinct
+    entries of the U^(l), g at most ``grad_tol`` per diagonal entry and ``2 grad_tol`` per off-diagonal one (such an
+    entry is M_ij and M_ji at once). Raises if ``Us`` is not a minimum (lambda_min <= 0).
+    """
+    arch, gram = problem.arch, problem.gram
+    sizes = [np.asarray(U).shape[0] for U in Us]
+    idx = [np.triu_indices(n) for n in sizes]
+    G, y = jnp.asarray(gram.G), jnp.asarray(problem.y)
+
+    def S(v):
+        levels, off = [], 0
+        for n, (r, c) in zip(sizes, idx, strict=True):
+            k = len(r)
+            M = jnp.zeros((n, n)).at[r, c].set(v[off : off + k])
+            levels.append(M + jnp.triu(M, 1).T)
+            off += k
+        return action(levels, arch, G, gram.iu, y, problem.temperature)
+
+    v = jnp.concatenate([jnp.asarray(U)[r, c] for U, (r, c) in zip(Us, idx, strict=True)])
+    lam_min = float(np.linalg.eigvalsh(np.asarray(jax.hessian(S)(v))).min())
+    if not lam_min > 0:
+        raise ValueError(f"not at a minimum: smallest Hessian eigenvalue {lam_min}")
+    g_max = np.concatenate([np.where(r == c, 1.0, 2.0) for r, c in idx]) * grad_tol
+    return float(np.linalg.norm(g_max) / lam_min)
