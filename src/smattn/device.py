@@ -111,8 +111,8 @@ def ensure_gpu(framework: str, policy: str, scale: str, job: str = "", environ=N
             f"{job or 'this job'} must run on a GPU ({why}) but {framework} sees none: {seen}; "
             f"CUDA_VISIBLE_DEVICES={environ.get('CUDA_VISIBLE_DEVICES')!r}. On a CPU this job cannot finish within "
             "its time limit (docs/cluster.md). Check the install with `python -m smattn.doctor --require-gpu` on a "
-            "GPU node (the GPU extra: pip install -e '.[gpu]'), or run it on the CPU on purpose with "
-            "--config gpu_policy=allow_cpu."
+            "GPU node (the GPU extra: pip install -c constraints/lock.txt -e '.[gpu]'), or run it on the CPU on "
+            "purpose with --config gpu_policy=allow_cpu."
         )
     return "cpu"
 

@@ -108,7 +108,8 @@ def main(argv=None) -> int:
     if ns.require_gpu and missing:
         print(
             f"FAIL: a GPU is required but {' and '.join(missing)} see(s) none. The GPU install is "
-            "pip install -e '.[gpu]' (JAX's CUDA 13 plugin; NVIDIA driver R580 or newer); see README.md, GPU.",
+            "pip install -c constraints/lock.txt -e '.[gpu]' (JAX's CUDA 13 plugin; NVIDIA driver R580 or newer); "
+            "see README.md, GPU.",
             file=sys.stderr,
         )
         return 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib import metadata
 
 import pytest
 
@@ -102,7 +103,9 @@ def test_torch_device_precision_switch():
 def test_doctor_reports_both_frameworks_and_fails_when_a_gpu_is_required(repo):
     r = subprocess.run([sys.executable, "-m", "smattn.doctor"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    for part in ("torch 2.13.0", "jax 0.10.2", "jax_default_matmul_precision=highest", "relative error"):
+    # the versions installed (the lock's with its install; others within pyproject's ranges, e.g. a GPU image's)
+    versions = (f"torch {metadata.version('torch')}", f"jax {metadata.version('jax')}")
+    for part in (*versions, "jax_default_matmul_precision=highest", "relative error"):
         assert part in r.stdout, r.stdout
     if device.torch_gpu()[0] and device.jax_gpu()[0]:
         pytest.skip("a GPU is visible: the failing branch cannot be shown here")
@@ -112,14 +115,20 @@ def test_doctor_reports_both_frameworks_and_fails_when_a_gpu_is_required(repo):
     assert r.returncode == 1 and "FAIL: a GPU is required" in r.stderr, r.stdout + r.stderr
 
 
-def test_gpu_extra_matches_the_pinned_jax_and_torch_cuda(repo):
-    """The `gpu` extra is JAX's CUDA 13 plugin at the pinned jax version (torch 2.13.0's PyPI build is CUDA 13.0), and
-    the doctor is a console script."""
+def test_gpu_extra_matches_the_locked_jax_and_torch_cuda(repo):
+    """The `gpu` extra is JAX's CUDA 13 plugin over jax's own range (jax's extra pins the plugin to the installed
+    jaxlib; the lock pins jax and jaxlib alike, and torch at 2.13.0, whose PyPI build is CUDA 13.0), and the doctor is
+    a console script."""
     import tomllib
 
+    from packaging.requirements import Requirement
+
     project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
-    pins = dict(d.split("==") for d in project["dependencies"])
-    assert pins["torch"] == "2.13.0"
-    assert project["optional-dependencies"]["gpu"] == [f"jax[cuda13]=={pins['jax']}"]
-    assert pins["jaxlib"] == pins["jax"]
+    ranges = {Requirement(d).name: Requirement(d).specifier for d in project["dependencies"]}
+    (gpu,) = (Requirement(d) for d in project["optional-dependencies"]["gpu"])
+    assert (gpu.name, gpu.extras, gpu.specifier) == ("jax", {"cuda13"}, ranges["jax"])
+    assert ranges["jaxlib"] == ranges["jax"]
+    lines = (repo / "constraints/lock.txt").read_text().splitlines()
+    lock = dict(line.split("==") for line in lines if line and not line.startswith("#"))
+    assert lock["torch"] == "2.13.0" and lock["jaxlib"] == lock["jax"]
     assert project["scripts"]["smattn-doctor"] == "smattn.doctor:main"
