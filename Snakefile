@@ -50,6 +50,7 @@ ALL_FIGURES = figure_pngs(
 ALL_METRICS = [
     rules.p2_fig1_left.output.metrics,
     rules.p2_fig1_right.output.metrics,
+    rules.p2_alpha_critical_csv.output.metrics,
     rules.p2_fig3_left.output.metrics,
     rules.p2_fig5.output.metrics,
     rules.p2_se_crosscheck.output.metrics,

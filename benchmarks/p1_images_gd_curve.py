@@ -56,7 +56,7 @@ def main():
             lr=float(lr),
             val_every=a.val_every,
             n_val=a.n_val,
-            ckpt_every=a.val_every,
+            sync_every=a.val_every,
             seed=42,
             max_steps=a.steps,
             value_init_gain=a.value_init_gain,

@@ -9,7 +9,9 @@ The workflow computes the phase-II branch alpha(q2) = q2 / ((1 - q2) R2(0, q2)) 
   (--workflow-seed), with the spread of the sets against the per-set standard error, and where the workflow's set
   falls (z-score against the other sets' mean);
 * Q22(alpha) on the workflow's set and on all other sets pooled (SciPy brentq of alpha(q2) = alpha, common draws),
-  with the pooled standard error from that of R2 (delta method, q = alpha R / (1 + alpha R));
+  with the standard error of the fixed point: that of one update q = alpha R / (1 + alpha R) from R2's (delta method)
+  amplified by the fixed-point equation, 1 / (1 - J) with J = dq'/dq the update's slope at the root
+  (smattn.p2.theory.fixed_point_error; the update's own error understates the root's by that factor);
 * at the pooled value and at the authors', one undamped SE update by brute-force importance sampling on fresh draws
   (a fixed point maps to itself), with the grid denoiser's R2 on the same draws (paired difference).
 """
@@ -24,6 +26,7 @@ from scipy.optimize import brentq
 
 from smattn.data.spoc import read_csv
 from smattn.p2.theory.bruteforce_reference import bruteforce_update
+from smattn.p2.theory.fixed_point_error import fixed_point_covariance
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import TeacherDraws, channel_average, draw_teacher
 
@@ -37,10 +40,12 @@ def r2(q, draws, quad):
 
 
 def branch_root(alpha, draws, quad):
-    """q2 with alpha(q2) = alpha on the common draws, and its standard error from that of R2."""
+    """q2 with alpha(q2) = alpha on the common draws; the fixed point's standard error, the single update's standard
+    error from that of R2 and the update's slope J at the root (fixed point's = update's / (1 - J))."""
     q = brentq(lambda q: q / ((1.0 - q) * r2(q, draws, quad)[0]) - alpha, 0.05, 0.999, xtol=1e-7)
     R, R_se = r2(q, draws, quad)
-    return q, alpha * R_se / (1.0 + alpha * R) ** 2
+    fp = fixed_point_covariance([0.0, q], alpha, C, draws, quad, v_reg=V_REG, fixed=(0,))  # Q11 = 0 held
+    return q, float(fp["se"][1]), alpha * R_se / (1.0 + alpha * R) ** 2, float(fp["J"][1, 1])
 
 
 def pooled(sets):
@@ -94,11 +99,13 @@ def main():
         f"sets below it: {int(np.sum(R_sets[:, 0] < R_own))} of {a.sets} ({time.time() - t0:.0f} s)"
     )
     t0 = time.time()
-    q_own, q_own_se = branch_root(a.alpha, own, quad)
-    q_pool, q_pool_se = branch_root(a.alpha, pooled(others), quad)
+    q_own, q_own_se, _, _ = branch_root(a.alpha, own, quad)
+    q_pool, q_pool_se, pool_upd_se, J = branch_root(a.alpha, pooled(others), quad)
     print(
-        f"Q22({a.alpha:g}): the workflow's set {q_own:.4f} +- {q_own_se:.4f}; the other sets pooled "
-        f"({a.sets * a.n_draws} draws) {q_pool:.4f} +- {q_pool_se:.4f}; authors {q_auth:.4f} ({time.time() - t0:.0f} s)"
+        f"Q22({a.alpha:g}) (fixed-point standard errors): the workflow's set {q_own:.4f} +- {q_own_se:.4f}; the other "
+        f"sets pooled ({a.sets * a.n_draws} draws) {q_pool:.4f} +- {q_pool_se:.4f} (one update's +- {pool_upd_se:.4f} "
+        f"times 1 / (1 - J) = {1.0 / (1.0 - J):.2f}, J = {J:.3f}); z of the authors' against the pooled "
+        f"{(q_auth - q_pool) / q_pool_se:+.1f}; authors {q_auth:.4f} ({time.time() - t0:.0f} s)"
     )
     for who, q in (("pooled", q_pool), ("authors", q_auth)):
         t0 = time.time()

@@ -92,7 +92,8 @@ rule p1_images_train:
         weight_decay=P1I["gd_weight_decay"],
         val_every=P1I["gd_val_every"],
         n_val=P1I["gd_n_val"],
-        ckpt_every=P1I["gd_ckpt_every"],
+        sync_every=P1I["gd_sync_every"],
+        ckpt_minutes=P1I["gd_ckpt_minutes"],
         seed=P1I["gd_seed"],
         state_dir=lambda wc: f"results/p1_images/{wc.model}",
     script:

@@ -52,7 +52,8 @@ rule p2_l2_state_evolution:
 
 
 rule p2_gamp_alpha:
-    """GAMP (Algorithm 1, analytic channel Jacobian) on synthetic data at one alpha, all runs."""
+    """GAMP (Algorithm 1, analytic channel Jacobian) on synthetic data at one alpha, all runs: the project's variant
+    (gamp_sweep_onsager), on data with the state evolution's pre-activation noise (variance v_reg)."""
     output:
         npz="results/p2_theory/gamp/alpha{alpha}.npz",
     log:
@@ -76,16 +77,23 @@ rule p2_gamp_alpha:
         n1d=P2T["gamp_sweep_n1d"],
         skip_c=P2T["skip_c"],
         v_reg=P2T["v_reg"],
+        data_noise=P2T["v_reg"],
         seed=P2T["seed"],
     script:
         "../scripts/p2_theory_gamp.py"
 
 
 rule p2_fig1_left:
-    """P2 Fig. 1 left: overlaps, regimes at our thresholds, GAMP crosses, errors; authors' curves dashed."""
+    """P2 Fig. 1 left: overlaps, regimes at our thresholds, GAMP crosses (the project's variant over alpha, the
+    authors' algorithm at alpha = 1.2 from the Fig. 2 left runs), errors; authors' curves dashed."""
     input:
         curve=rules.p2_l2_state_evolution.output.curve,
         gamp=expand(rules.p2_gamp_alpha.output.npz, alpha=P2T_GAMP_ALPHAS),
+        # the authors' GAMP (their Onsager form, gamp_iter_onsager) at alpha = 1.2: rule p2_gamp_run
+        gamp_authors=expand(
+            "results/p2_dynamics/gamp/run{run}.npz",
+            run=range(group_params("p2_dynamics")["gamp_iter_runs"]),
+        ),
         thresholds=f"results/p2_theory/thresholds/c{format(P2T['skip_c'], 'g')}.json",
         ref_bo=raw("reference/spoc/BO_2w.csv"),
         ref_amp=raw("reference/spoc/AMP_2w.csv"),
@@ -232,6 +240,27 @@ rule p2_fig1_right:
         "../scripts/p2_theory_fig1_right.py"
 
 
+rule p2_alpha_critical_csv:
+    """P2 Fig. 1 right: the authors' alpha_critical.csv as data (its columns' scatter over c, the last layer's
+    values against the bound 1/6 derived here), for the claims rows that compare our thresholds with it."""
+    input:
+        ref=raw("reference/spoc/alpha_critical.csv"),
+    output:
+        metrics="results/metrics/p2_theory/p2_alpha_critical_csv.json",
+    log:
+        "logs/p2_theory/p2_alpha_critical_csv.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_alpha_critical_csv.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../scripts/p2_theory_alpha_critical_csv.py"
+
+
 rule p2_l3_authors_estimator:
     """Depth 3, reference mode: the authors' Monte-Carlo estimator (floored Z_out) iterated in their SE."""
     output:
@@ -372,8 +401,9 @@ rule p2_fig5:
 
 
 rule p2_se_crosscheck:
-    """Brute-force importance-sampling check of SE fixed points (L = 3 at every alpha; L = 2 at alpha 1.2, ours
-    and the authors' SE file) and the count of unconverged SE points over Figs 1 left, 3 left and 5."""
+    """Brute-force importance-sampling check of SE fixed points (L = 3 at every alpha; L = 2 at alpha 1.2 and 1.5,
+    ours and the authors' SE file), the depth-3 overlaps and plug-in error at alpha = 2 by brute force (expected values
+    of the ledger's deviations) and the count of unconverged SE points over Figs 1 left, 3 left and 5."""
     input:
         l2=rules.p2_l2_state_evolution.output.curve,
         l3=rules.p2_l3_state_evolution.output.record,
@@ -401,6 +431,7 @@ rule p2_se_crosscheck:
         bf_points=P2T["bf_points"],
         l3_bf_draws=P2T["l3_bf_draws"],
         l2_bf_draws=P2T["l2_bf_draws"],
+        error_samples=P2T["error_samples"],
         seed=P2T["seed"],
     script:
         "../scripts/p2_theory_se_crosscheck.py"

@@ -45,6 +45,7 @@ COST_JOBS = {
     **benchmarks(rules.p2_pd_hypotheses),
     **benchmarks(rules.p2_first_layer_stability),
     **benchmarks(rules.p2_fig1_right),
+    **benchmarks(rules.p2_alpha_critical_csv),
     **benchmarks(rules.p2_l3_authors_estimator),
     **benchmarks(rules.p2_l3_state_evolution),
     **benchmarks(rules.p2_fig3_left),
@@ -108,7 +109,7 @@ localrules:
 rule cost_plan:
     """What every computing job of `all` will cost at the configured scale, before anything runs: projected CPU and
     GPU hours, peak memory, beside the declared runtime and mem_mb, flagging a runtime below twice its projection
-    (smattn.costplan; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --config scale=paper`."""
+    (smattn.costplan; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --cores 1 --config scale=paper`."""
     input:
         units=UNIT_COSTS,
     output:

@@ -1,5 +1,6 @@
 """P2 Fig. 2 left: layer-wise similarity of the GAMP estimate with the teacher per iteration.
 
+The runs use the Onsager form of gamp_iter_onsager (the authors' code: "latest"), named in the title.
 Left panel: the authors' quantity |M_kk| / sqrt(Q_kk) (not divided by the teacher norm), our runs (thin, '.') and
 their mean, with the authors' published run (d = 1000, alpha = 1.2) overlaid ('x', dashed), and the distribution of
 our runs' half-crossing iterations (ticks at the top: median and quartiles). Right panel: the true
@@ -80,7 +81,10 @@ def main(io):
     ax2.set_ylim(-0.03, 1.1)
     ax.set_ylabel(r"$|M_{kk}|/\sqrt{Q_{kk}}$")
     ax2.set_ylabel(r"cosine $|M_{kk}|/\sqrt{Q_{kk}\,|w_k|^2/d}$")
-    ax.set_title(f"GAMP, d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[0]} runs (authors' metric)", fontsize=8.5)
+    form = "authors' Onsager form" if cfg["onsager"] == "latest" else f"{cfg['onsager']} Onsager (project's variant)"
+    ax.set_title(
+        f"GAMP, {form}, d={cfg['d']}, $\\alpha$={cfg['alpha']:g}, {C.shape[0]} runs (authors' metric)", fontsize=8
+    )
     ax2.set_title("true cosine with the teacher", fontsize=8.5)
     # legend below the panels: inside, it covered the crossing markers or the curves
     fig.legend(*ax.get_legend_handles_labels(), fontsize=6.5, loc="lower center", frameon=False, ncol=2)

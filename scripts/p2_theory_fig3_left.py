@@ -6,6 +6,7 @@ import numpy as np
 from smattn.data.spoc import read_csv
 from smattn.io import fmt_id, read_json, save_figure, write_csv, write_metrics
 from smattn.p2.plotting import BLUE, GREEN, RED, long_rows, mark_unconverged, setup
+from smattn.p2.theory.paper_scatter import paper_se_metrics
 from smattn.scriptio import run
 
 
@@ -126,6 +127,8 @@ def main(io):
             np.std(np.array(au["history"][i_au])[-int(au["params"]["tail"]) :, 0, 0], ddof=1)
         ),
     }
+    # the authors' SE curve's points: standard error from the curve's own scatter about a smooth fit
+    m.update(paper_se_metrics({"BO_3w.csv": ref}))
     for k in range(3):
         m[f"p2.L3.K{k + 1}{k + 1}[c={cid}]"] = K[k, k]
         m[f"p2.L3.K{k + 1}{k + 1}_se[c={cid}]"] = K_se[k, k]

@@ -1,4 +1,5 @@
-"""GAMP runs on synthetic data of the two-layer attention target at one alpha (P2 Fig. 1 left, crosses)."""
+"""GAMP runs on synthetic data of the two-layer attention target at one alpha (P2 Fig. 1 left, crosses of the
+project's variant: the damped Onsager term, data with the state evolution's pre-activation noise)."""
 
 import time
 
@@ -24,6 +25,7 @@ def main(io):
             seed=P.seed + 1000 * r + int(round(alpha * 100)),
             damping=P.damping,
             onsager=P.onsager,
+            data_noise=P.data_noise,
             c=P.skip_c,
             v_reg=P.v_reg,
             quad=QuadratureSettings(n1d=P.n1d),
@@ -39,7 +41,14 @@ def main(io):
             f"alpha={alpha} run {r}: |M11|={abs(res.M[-1, 0, 0]):.4f} |M22|={abs(res.M[-1, 1, 1]):.4f} "
             f"err={res.test_error[-1]:.4f} ({recs['time_s'][-1]:.1f} s)"
         )
-    write_npz(io.output.npz, alpha=alpha, d=P.d, **{k: np.asarray(v) for k, v in recs.items()})
+    write_npz(
+        io.output.npz,
+        alpha=alpha,
+        d=P.d,
+        onsager=P.onsager,
+        data_noise=P.data_noise,
+        **{k: np.asarray(v) for k, v in recs.items()},
+    )
 
 
 if __name__ == "__main__":

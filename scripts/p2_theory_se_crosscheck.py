@@ -1,7 +1,10 @@
 """Brute-force importance-sampling check of state-evolution fixed points and the unconverged-point count.
 
-L = 3: at every plotted alpha, one SE update by brute force and by the 4-D grid on the same teacher draws.
-L = 2: at alpha = 1.2 and 1.5, one brute-force SE update of our fixed point and of the authors' SE-file value.
+L = 3: at every plotted alpha, one SE update by brute force and by the 4-D grid on the same teacher draws; at alpha = 2
+the brute-force update of our fixed point and the plug-in error at its overlaps (the ledger's expected values of the
+depth-3 deviations: the same quantities by importance sampling in place of the grid).
+L = 2: at alpha = 1.2 and 1.5, one brute-force SE update of our fixed point (on fresh teacher draws) and of the
+authors' SE-file value.
 """
 
 import time
@@ -11,6 +14,7 @@ import numpy as np
 from smattn.data.spoc import read_csv
 from smattn.io import json_safe, read_json, write_json, write_metrics
 from smattn.p2.theory.bruteforce_reference import bruteforce_update
+from smattn.p2.theory.prediction_errors import plugin_error, plugin_error_propagated_se
 from smattn.p2.theory.quadrature import QuadratureSettings
 from smattn.p2.theory.state_evolution import TeacherDraws, draw_teacher
 from smattn.progress import progress
@@ -36,8 +40,10 @@ def main(io):
     full = draw_teacher(P.l3_n_samples, 3, P.seed + 1)
     sub = TeacherDraws(full.xi[: P.l3_bf_draws], full.U[: P.l3_bf_draws])
     quad3 = QuadratureSettings(n1d=P.l3_n1d)
+    updates3 = []
     for a, Q in progress(list(zip(l3["alpha"], l3["Q"], strict=True)), desc="L=3 brute-force check"):
         u = bruteforce_update(np.array(Q), a, P.skip_c, sub, rng, v_reg=P.v_reg, n_points=P.bf_points, quad=quad3)
+        updates3.append(u)
         gap = np.abs(np.diag(u["Q_update"]) - np.diag(u["Q_update_grid"]))
         out["L3"].append(
             {
@@ -66,6 +72,20 @@ def main(io):
     m["p2.L3.q11_bruteforce_gap_se[alpha=2]"] = float(out["L3"][i2]["gap_se"][0])
     m["p2.L3.bruteforce_gap_max"] = float(gaps.max())
     m["p2.L3.bruteforce_min_ess"] = float(min(r["bruteforce_min_ess"] for r in out["L3"]))
+    # our alpha = 2 fixed point by another method: its brute-force update (importance sampling, no grid) with the
+    # update's standard error over the draws, and the plug-in error at the updated overlaps (fresh samples) with the
+    # error carried over from the update's covariance (delta method through f(x) = x / (1 + x), diagonal)
+    u2, a2 = updates3[i2], float(alphas3[i2])
+    q_upd = np.clip(np.diag(u2["Q_update"]), 0.0, 1.0)
+    jac = np.diag(a2 / (1.0 + a2 * np.diag(u2["R"])) ** 2)
+    cov_upd = jac @ u2["R_diag_cov"] @ jac
+    m["p2.L3.q11_bruteforce_update[alpha=2]"] = float(q_upd[0])
+    m["p2.L3.q11_bruteforce_update_se[alpha=2]"] = float(_q_se(u2, a2)[0])
+    e, e_mc = plugin_error(np.diag(q_upd), P.skip_c, n_samples=P.error_samples, seed=P.seed + 303)
+    e_q = plugin_error_propagated_se(q_upd, cov_upd, P.skip_c, n_samples=P.error_samples, seed=P.seed + 303)
+    m["p2.L3.error_plugin_bruteforce_q[alpha=2]"] = e
+    m["p2.L3.error_plugin_bruteforce_q_se[alpha=2]"] = float(np.hypot(e_mc, e_q))
+    print(f"L=3 alpha=2: brute-force update Q11 {q_upd[0]:.4f}; plug-in error there {e:.4f} (+- {e_mc:.1e}, {e_q:.1e})")
 
     # L = 2 above alpha_first: our fixed point and the authors' SE file, fresh teacher draws
     l2 = read_json(io.input.l2)
@@ -99,6 +119,9 @@ def main(io):
         m[f"p2.L2.q11_bruteforce_gap[alpha={aid}]"] = abs(res["ours"]["Q"][0] - res["ours"]["update_bruteforce"][0])
         # the update's noise over the fresh draws and that of our fixed point over the SE's own draws
         m[f"p2.L2.q11_bruteforce_gap_se[alpha={aid}]"] = float(np.hypot(res["ours"]["update_se"][0], l2["q11_se"][i]))
+        # our fixed point by another method: its brute-force update, with the update's noise over the fresh draws
+        m[f"p2.L2.q11_bruteforce_update[alpha={aid}]"] = float(res["ours"]["update_bruteforce"][0])
+        m[f"p2.L2.q11_bruteforce_update_se[alpha={aid}]"] = float(res["ours"]["update_se"][0])
         # the authors' value moved by the exact map (signed: positive when it rises), with the update's noise
         step = res["authors"]["update_bruteforce"][0] - res["authors"]["Q"][0]
         m[f"p2.L2.q11_bruteforce_step_authors[alpha={aid}]"] = step

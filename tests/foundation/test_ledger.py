@@ -6,7 +6,18 @@ import pytest
 import yaml
 
 from smattn import io as sio
-from smattn.ledger import K_SIGMA, claims_html, evaluate_claims, load_claims, merge_metrics, status_counts
+from smattn.ledger import (
+    K_SIGMA,
+    P_LEVEL,
+    claims_html,
+    evaluate_claims,
+    figure_status,
+    headline_counts,
+    holm_rejections,
+    load_claims,
+    merge_metrics,
+    status_counts,
+)
 
 
 def test_merge_and_duplicate_ids(tmp_path):
@@ -31,7 +42,8 @@ def _load(tmp_path, rows, name="grp.yaml"):
     return load_claims([path])
 
 
-W = {"where": "P2 Fig. 1", "paper_says": "it is so"}
+W = {"role": "claim", "figure": "P2 Fig. 1 left", "where": "P2 Fig. 1", "paper_says": "it is so"}
+CHK = {"role": "check", "basis": "a bound derived here"}
 
 
 def test_match_tolerance_is_three_combined_standard_errors(tmp_path):
@@ -46,15 +58,16 @@ def test_match_tolerance_is_three_combined_standard_errors(tmp_path):
     assert r["ours"] == "0.938 ± 0.01" and r["where"] == "P2 Fig. 1" and r["paper_says"] == "it is so"
 
 
-def test_binomial_standard_error_and_fixed_part(tmp_path):
-    # accuracy 0.8 on 400 items: se = sqrt(0.8 * 0.2 / 400) = 0.02, 3 se = 0.06; plus a fixed 0.01 -> 0.07
+def test_binomial_standard_error_is_that_of_the_reference_and_fixed_part(tmp_path):
+    # accuracy 0.8 against the paper's 0.75 on 300 items: se at the paper's value sqrt(0.75 * 0.25 / 300) = 0.025,
+    # 3 se = 0.075; plus a fixed 0.01 -> 0.085. At the estimate it would be sqrt(0.8 * 0.2 / 300) = 0.0231.
     rows = [
-        {"id": "acc", "claim": "c", "kind": "match", "paper": 0.73, "se": {"binomial": 400}, **W},
+        {"id": "acc", "claim": "c", "kind": "match", "paper": 0.725, "se": {"binomial": 300}, **W},
         {
             "id": "acc",
             "claim": "c",
             "kind": "match",
-            "paper": 0.731,
+            "paper": 0.716,
             "se": {"binomial": "n"},
             "tolerance": 0.01,
             "tolerance_reason": "grid",
@@ -62,10 +75,14 @@ def test_binomial_standard_error_and_fixed_part(tmp_path):
         },
     ]
     claims = _load(tmp_path, rows)
-    r = evaluate_claims(claims, {"acc": 0.8, "n": 400})
-    assert [x["status"] for x in r] == ["FAIL", "pass"]  # 0.07 > 0.06; 0.069 <= 0.07
-    assert r[1]["tolerance"] == "± 0.07" and "binomial, n = 400" in r[1]["tolerance_source"]
-    assert "fixed 0.01: grid" in r[1]["tolerance_source"]
+    r = evaluate_claims(claims, {"acc": 0.8, "n": 300})
+    # |0.8 - 0.725| = 0.075 <= 3 sqrt(0.725 * 0.275 / 300) = 0.0773 (at the estimate: 0.0693, a FAIL)
+    assert r[0]["status"] == "pass" and "binomial at p = 0.725, n = 300" in r[0]["tolerance_source"]
+    # |0.8 - 0.716| = 0.084 <= 3 sqrt(0.716 * 0.284 / 300) + 0.01 = 0.0881
+    assert r[1]["status"] == "pass" and "fixed 0.01: grid" in r[1]["tolerance_source"]
+    # a fraction of runs against a paper's 1: its binomial error there is 0, so 6 of 10 cannot pass
+    one = _load(tmp_path, [{"id": "f", "claim": "c", "kind": "match", "paper": 1.0, "se": {"binomial": 10}, **W}])
+    assert evaluate_claims(one, {"f": 0.6})[0]["status"] == "FAIL"
     with pytest.raises(ValueError, match="tolerance_reason"):
         _load(tmp_path, [{"id": "a", "claim": "c", "kind": "match", "paper": 1, "tolerance": 0.1, **W}])
     with pytest.raises(ValueError, match="'se'"):
@@ -78,20 +95,28 @@ def test_deviation_checks_the_expected_value(tmp_path):
         "claim": "c",
         "kind": "deviation",
         "paper": 0.55,
-        "expected": 0.96,
+        "expected": "q_other",
         "se": 0.01,
         "explanation": "the published value is an artefact ({{q_auth}} by their estimator)",
         **W,
     }
     claims = _load(tmp_path, [row])
-    ok = evaluate_claims(claims, {"q": 0.95, "q_auth": 0.5512345})[0]
+    ok = evaluate_claims(claims, {"q": 0.95, "q_other": 0.96, "q_auth": 0.5512345})[0]
     assert ok["status"] == "deviation explained" and "(0.5512 by their estimator)" in ok["explanation"]
-    moved = evaluate_claims(claims, {"q": 0.92, "q_auth": 0.55})[0]  # 0.04 > 3 x 0.01
+    assert ok["tolerance"] == "0.96 ± 0.03 (q_other)"
+    moved = evaluate_claims(claims, {"q": 0.92, "q_other": 0.96, "q_auth": 0.55})[0]  # 0.04 > 3 x 0.01
     assert moved["status"] == "FAIL" and "moved away" in moved["explanation"]
+    # the expected value's own Monte-Carlo error adds in quadrature: 3 sqrt(0.01^2 + 0.01^2) = 0.0424 >= 0.04
+    both = _load(tmp_path, [{**row, "expected_se": "q_other_se"}])
+    assert evaluate_claims(both, {"q": 0.92, "q_other": 0.96, "q_other_se": 0.01, "q_auth": 0.55})[0]["status"] == (
+        "deviation explained"
+    )
     with pytest.raises(ValueError, match="expected"):
         _load(tmp_path, [{k: v for k, v in row.items() if k != "expected"}])
+    with pytest.raises(ValueError, match="a typed number is not an explanation"):
+        _load(tmp_path, [{**row, "expected": 0.96}])
     with pytest.raises(KeyError, match="cites metric 'q_auth'"):
-        evaluate_claims(claims, {"q": 0.95})
+        evaluate_claims(claims, {"q": 0.95, "q_other": 0.96})
 
 
 def test_compare_tests(tmp_path):
@@ -135,25 +160,112 @@ def test_compare_tests(tmp_path):
         evaluate_claims(_load(tmp_path, [cmp(margin="m", margin_reason="r")]), {"gp": 1, "th": 2, "m": -0.1})
 
 
-def test_row_fields_and_kinds(tmp_path):
+def test_row_fields_roles_and_kinds(tmp_path):
     with pytest.raises(ValueError, match="info row may not carry a paper value"):
-        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "info", "paper": 0.5}])
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "info", "paper": 0.5, **CHK}])
+    claim = {"id": "a", "claim": "c", "kind": "match", "paper": 1, "se": 0.1, **W}
+    for drop, match in (("where", "'where'"), ("paper_says", "paper_says"), ("figure", "'figure'"), ("role", "role")):
+        with pytest.raises(ValueError, match=match):
+            _load(tmp_path, [{k: v for k, v in claim.items() if k != drop}])
     with pytest.raises(ValueError, match="'where'"):
-        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "match", "paper": 1, "se": 0.1, "paper_says": "x"}])
-    with pytest.raises(ValueError, match="paper_says"):
-        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "match", "paper": 1, "se": 0.1, "where": "x"}])
+        _load(tmp_path, [{**claim, "where": "Fig. 1"}])  # a claim's location names its paper
+    with pytest.raises(ValueError, match="different papers"):
+        _load(tmp_path, [{**claim, "figure": "P1 Fig. 3b"}])
+    with pytest.raises(ValueError, match="a claim is judged"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "info", **W}])
+    with pytest.raises(ValueError, match="never cites the paper"):
+        _load(tmp_path, [{**claim, **CHK}])
+    with pytest.raises(ValueError, match="'basis'"):
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "info", "role": "check"}])
     with pytest.raises(ValueError, match="kind 'guess'"):
-        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "guess"}])
+        _load(tmp_path, [{"id": "a", "claim": "c", "kind": "guess", **CHK}])
     claims = _load(
         tmp_path,
         [
-            {"id": "a", "claim": "diagnostic", "kind": "info"},
-            {"id": "b", "claim": "tuned", "kind": "calibration", "paper": 0.14, "where": "Fig. 3"},
+            {"id": "a", "claim": "diagnostic", "kind": "info", **CHK},
+            {"id": "b", "claim": "tuned", "kind": "calibration", "paper": 0.14, **CHK},
         ],
     )
-    assert [r["status"] for r in evaluate_claims(claims, {"a": 1, "b": 0.15})] == ["info", "calibration"]
+    rows = evaluate_claims(claims, {"a": 1, "b": 0.15})
+    assert [r["status"] for r in rows] == ["info", "calibration"] and rows[0]["basis"] == "a bound derived here"
     with pytest.raises(KeyError, match="'b', which no rule wrote"):
         evaluate_claims(claims, {"a": 1})
+
+
+def test_proportion_is_an_exact_binomial_test(tmp_path):
+    """The p-value against a brute-force sum of binomial probabilities (math.comb), not scipy's own."""
+    from math import comb
+
+    def two_sided(k, n, p0):  # the likelihood-ordering two-sided p-value, summed by hand
+        pmf = [comb(n, i) * p0**i * (1 - p0) ** (n - i) for i in range(n + 1)]
+        return min(1.0, sum(q for q in pmf if q <= pmf[k] * (1 + 1e-7)))
+
+    row = {"claim": "all runs learn", "kind": "proportion", "successes": "k", "trials": "n", "paper": 0.9, **W}
+    claims = _load(tmp_path, [row, {**row, "paper": 1.0, "alternative": "less"}])
+    for k in (3, 5, 6, 10):
+        r = evaluate_claims(claims, {"k": k, "n": 10})
+        expected = two_sided(k, 10, 0.9)
+        assert r[0]["status"] == ("pass" if expected >= P_LEVEL else "FAIL"), (k, expected)
+        assert f"p = {expected:.3g}" in r[0]["tolerance"]
+        assert r[1]["status"] == ("pass" if k == 10 else "FAIL")  # p0 = 1: a single failure is impossible
+    assert "95 % CI" in evaluate_claims(claims, {"k": 6, "n": 10})[0]["ours"]
+    with pytest.raises(ValueError, match="not a count"):
+        evaluate_claims(claims, {"k": 6.5, "n": 10})
+    with pytest.raises(ValueError, match="successes"):
+        _load(tmp_path, [{k: v for k, v in row.items() if k != "successes"}])
+
+
+def test_holm_controls_a_family_of_p_value_checks(tmp_path):
+    # sorted 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: the first two are rejected, the rest not
+    assert holm_rejections({"a": 0.01, "b": 0.04, "c": 0.03, "d": 0.005}, 0.05) == {"a", "d"}
+    assert holm_rejections({"a": 0.2, "b": 0.001}, 0.05) == {"b"}
+    rows = [{"claim": f"mix {i}", "kind": "pvalue", "p": f"p{i}", "family": "rhat", **CHK} for i in range(4)]
+    rows.append({"claim": "other", "kind": "pvalue", "p": "q", "family": "solo", **CHK})
+    claims = _load(tmp_path, rows)
+    metrics = {"p0": 0.01, "p1": 0.04, "p2": 0.03, "p3": 0.005, "q": 0.04}
+    r = evaluate_claims(claims, metrics)
+    # 0.04 alone in its family fails at 0.05; in the four-row family 0.04 and 0.03 pass (each tested at 5 % they fail)
+    assert [x["status"] for x in r] == ["FAIL", "pass", "pass", "FAIL", "FAIL"]
+    assert "rank 1 of 4" in r[3]["tolerance"]
+    with pytest.raises(ValueError, match="a claim is judged"):
+        _load(tmp_path, [{**rows[0], **W, "role": "claim"}])
+
+
+def test_too_wide_a_tolerance_is_not_informative(tmp_path):
+    row = {"id": "q", "claim": "c", "kind": "match", "paper": 0.6, "se": "q_se", "range": [0, 1], **W}
+    claims = _load(tmp_path, [row])
+    assert evaluate_claims(claims, {"q": 0.55, "q_se": 0.05})[0]["status"] == "not informative"  # 0.15 < 0.25
+    assert evaluate_claims(claims, {"q": 0.55, "q_se": 0.01})[0]["status"] == "pass"  # 0.03 <= 0.25
+    assert evaluate_claims(claims, {"q": 0.1, "q_se": 0.09})[0]["status"] == "FAIL"  # 0.5 > 0.27: still a FAIL
+    with pytest.raises(ValueError, match="range"):
+        _load(tmp_path, [{**row, "range": [1, 0]}])
+
+
+def test_figure_status_counts_claims_only(tmp_path):
+    def claim(figure, cid):
+        return {"id": cid, "claim": cid, "kind": "match", "paper": 1.0, "se": 0.01, **W, "figure": figure}
+
+    rows = [
+        claim("P2 Fig. 1 left", "a"),
+        claim("P2 Fig. 1 left", "b"),
+        claim("P2 Fig. 1 right", "a"),
+        {**claim("P2 Fig. 5", "a"), "judged_at": ["paper"]},
+        {"id": "b", "claim": "check", "kind": "match", "paper": 1.0, "se": 0.01, **CHK, "figure": "P2 Fig. 1 right"},
+    ]
+    r = evaluate_claims(_load(tmp_path, rows), {"a": 1.0, "b": 2.0}, "laptop")
+    panels = {e["figure"]: e for e in figure_status(r)}
+    assert panels["P2 Fig. 1 left"]["status"] == "not reproduced" and panels["P2 Fig. 1 left"]["counts"] == {
+        "FAIL": 1,
+        "pass": 1,
+    }
+    assert panels["P2 Fig. 1 right"]["status"] == "reproduced"  # the failing check does not decide the panel
+    assert panels["P2 Fig. 5"]["status"] == "not run at this scale"
+    assert panels["P1 Fig. 3b"]["status"] == "no claim rows"
+    assert headline_counts(r) == {"P1": {}, "P2": {"FAIL": 1, "judged at another scale": 1, "pass": 2}, "checks": {
+        "FAIL": 1}}  # fmt: skip
+    html = claims_html(r, "laptop")
+    assert "P2 claims (4): 1 FAIL, 1 judged at another scale, 2 pass; our checks (1): 1 FAIL." in html
+    assert html.index("Claims of the papers (4 rows)") < html.index("Checks of this project (1 rows)")
 
 
 def test_groups_that_did_not_run(tmp_path):
@@ -161,14 +273,14 @@ def test_groups_that_did_not_run(tmp_path):
     a.write_text(yaml.safe_dump([{"id": "x", "claim": "c", "kind": "match", "paper": 1, "se": 0.1, **W}]))
     b = tmp_path / "p1_hmc.yaml"
     b.write_text(
-        yaml.safe_dump([{"claim": "c", "kind": "compare", "check": {"left": "y", "op": "<", "right": 1}, **W}])
+        yaml.safe_dump([{"claim": "c", "kind": "compare", "check": {"left": "y", "op": "<", "right": 1}, **CHK}])
     )
     claims = load_claims([a, b])
     rows = evaluate_claims(claims, {"x": 1.0}, "paper", groups_run=["p2_theory"])
     assert [r["status"] for r in rows] == ["pass", "not run"] and rows[1]["ours"] == ""
     assert status_counts(rows) == {"not run": 1, "pass": 1}
     html = claims_html(rows, "paper", groups={"p2_theory": "paper", "p1_hmc": "not run"})
-    assert "1 not run, 1 pass" in html and "p1_hmc: not run" in html
+    assert "P2 claims (1): 1 pass; our checks (1): 1 not run." in html and "p1_hmc: not run" in html
 
 
 def test_atomic_path_leaves_nothing_on_error(tmp_path):
@@ -210,7 +322,7 @@ def test_atomic_outputs_have_the_usual_permissions(tmp_path):
 
 def test_judged_at_limits_the_verdict_to_its_scales(tmp_path):
     rows = [
-        {"check": {"left": "a", "op": "<=", "right": 1.01}, "claim": "r-hat", "kind": "compare", **W},
+        {"check": {"left": "a", "op": "<=", "right": 1.01}, "claim": "r-hat", "kind": "compare", **CHK},
         {"id": "a", "claim": "m", "kind": "match", "paper": 1.0, "se": 0.0003, **W},
     ]
     claims = _load(tmp_path, [{**rows[0], "judged_at": ["laptop", "paper"]}, {**rows[1], "judged_at": ["paper"]}])
@@ -238,7 +350,7 @@ def test_claim_of_another_scale_may_lack_its_metrics_here(tmp_path):
 def test_judged_at_must_name_scales(tmp_path):
     path = tmp_path / "c.yaml"
     for judged in ("[huge]", "paper", "[]"):
-        path.write_text(f"- id: a\n  claim: m\n  kind: info\n  judged_at: {judged}\n")
+        path.write_text(f"- id: a\n  claim: m\n  kind: info\n  role: check\n  basis: b\n  judged_at: {judged}\n")
         with pytest.raises(ValueError, match="judged_at"):
             load_claims([path])
 

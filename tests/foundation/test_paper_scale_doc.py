@@ -49,10 +49,12 @@ def job(rule, wc, cpu, wall):
 
 def test_doc_lists_the_claims_of_the_groups_run_and_cpu_per_rule(repo, tmp_path):
     rows = [
-        {"claim": "alpha_last at c = 1", "where": "P2 Fig. 1", "ours": "0.5012", "tolerance": "± 0.003",
-         "paper": "0.5", "status": "pass"},
-        {"claim": "a | b", "where": "P2", "ours": "1", "tolerance": "", "paper": "2", "status": "FAIL"},
-        {"claim": "HMC accuracy", "status": "not run"},
+        {"role": "claim", "figure": "P2 Fig. 1 right", "claim": "alpha_last at c = 1", "where": "P2 Fig. 1",
+         "ours": "0.5012", "tolerance": "± 0.003", "paper": "0.5", "status": "pass"},
+        {"role": "claim", "figure": "P2 Fig. 1 left", "claim": "a | b", "where": "P2", "ours": "1", "tolerance": "",
+         "paper": "2", "status": "FAIL"},
+        {"role": "check", "claim": "bound", "basis": "Jensen", "ours": "0.2", "status": "pass"},
+        {"role": "claim", "figure": "P1 Fig. 2c top", "claim": "HMC accuracy", "status": "not run"},
     ]  # fmt: skip
     jobs = [job("p2_thresholds_c", "c=1", "100", "110"), job("p2_thresholds_c", "c=2", "140", "150"),
             job("p2_fig1_right", "", "3", "4")]  # fmt: skip
@@ -62,10 +64,15 @@ def test_doc_lists_the_claims_of_the_groups_run_and_cpu_per_rule(repo, tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     doc = out.read_text()
     assert "`snakemake p2 --config scale=paper`" in doc and "runs finished 2026-11-26T11:30" in doc
+    # the figure lines open the document, counted from claim rows only
+    assert doc.index("- P2 Fig. 1 left: not reproduced (1 FAIL)") < doc.index("## `snakemake p2`")
+    assert "- P2 Fig. 1 right: reproduced (1 pass)" in doc and "P1 Fig. 2c top" not in doc
+    assert "P2 claims (2): 1 FAIL, 1 pass; our checks (1): 1 pass." in doc
     assert "| alpha_last at c = 1 | P2 Fig. 1 | 0.5012 | ± 0.003 | 0.5 | pass |" in doc
     assert "| a \\| b | P2 | 1 |  | 2 | FAIL |" in doc
+    assert "Checks of this project (1 rows):" in doc and "| bound | Jensen | 0.2 |" in doc
     assert "HMC accuracy" not in doc  # a group that did not run has no rows
-    assert "3 computing jobs, 4.0 min CPU in all; 1 FAIL, 1 pass." in doc  # 243 CPU-s
+    assert "3 computing jobs, 4.0 min CPU in all." in doc  # 243 CPU-s
     assert "| `p2_thresholds_c` | 2 | 4.0 min | 4.3 min |" in doc
 
 

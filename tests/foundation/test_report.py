@@ -22,7 +22,7 @@ def referenced_metrics(claims: list[dict]) -> list[str]:
     ``n`` of a binomial one) and the ``{{id}}`` citations of explanations; a number there is no id."""
     refs = []
     for c in claims:
-        refs += [c.get(k) for k in ("id", "se", "paper_se")]
+        refs += [c.get(k) for k in ("id", "se", "paper_se", "expected", "expected_se", "successes", "trials", "p")]
         refs += [c.get("check", {}).get(k) for k in ("left", "right", "margin", "min_effect", "se_left", "se_right")]
         refs += [m.strip() for m in re.findall(r"\{\{([^{}]+)\}\}", c.get("explanation", ""))]
     refs = [r["binomial"] if isinstance(r, dict) else r for r in refs]
@@ -67,15 +67,15 @@ def _claims_page(tmp_path: Path) -> Path:
             for v in node:
                 yield from binomial_counts(v)
 
-    counts = set(binomial_counts(claims))
+    counts = set(binomial_counts(claims)) | {c[k] for c in claims for k in ("successes", "trials") if k in c}
     metrics.update({k: 1234.0 for k in counts if k in metrics})
     rows = evaluate_claims(claims, metrics)
     page = tmp_path / "claims.html"
     # a probe records, after layout, whether anything is wider than the window (for the browser test below)
     probe = (
         "<script>window.addEventListener('load',()=>{const w=document.documentElement.clientWidth;"
-        "const t=document.querySelector('table').getBoundingClientRect();"
-        "document.body.setAttribute('data-fit',String(t.right<=w+1&&document.documentElement.scrollWidth<=w+1));"
+        "const fit=[...document.querySelectorAll('table')].every(t=>t.getBoundingClientRect().right<=w+1);"
+        "document.body.setAttribute('data-fit',String(fit&&document.documentElement.scrollWidth<=w+1));"
         "document.body.setAttribute('data-rows',String(document.querySelectorAll('tr').length));});</script>"
     )
     page.write_text(claims_html(rows, "smoke").replace("</body>", probe + "</body>"), encoding="utf-8")
@@ -87,6 +87,7 @@ def test_claims_table_wraps_its_cells():
         [
             {
                 **dict.fromkeys(CLAIM_COLUMNS, ""),
+                "role": "check",
                 "claim": "c",
                 "id": "a.very.long.metric.id[without=spaces]" * 5,
                 "ours": "1",
@@ -127,5 +128,5 @@ def test_claims_page_fits_the_window_in_a_headless_browser(tmp_path, width):
     )
     assert r.returncode == 0, r.stderr[-2000:]
     dom = r.stdout
-    assert f'data-rows="{n_rows + 1}"' in dom, dom[:2000]  # header + one row per claim rendered
+    assert f'data-rows="{n_rows + 2}"' in dom, dom[:2000]  # two headers (claims, checks) + one row per row rendered
     assert 'data-fit="true"' in dom, "the claims table is wider than the window"

@@ -44,7 +44,8 @@ def setup():
         lr=1e-3,
         val_every=2,
         n_val=32,
-        ckpt_every=2,
+        sync_every=2,
+        ckpt_minutes=0.0,
         seed=3,
         precision="fp32",
         compile=False,
@@ -77,6 +78,35 @@ def test_resumed_training_equals_uninterrupted(tmp_path, setup):
     again = train(cfg, sampler, val, tmp_path / "b.pt", progress=False, reuse_finished=True)
     assert again["history"]["loss"] == resumed["history"]["loss"]
     assert again["history"]["session_steps"] == [3, 3, 0]
+
+
+def test_checkpoints_follow_wall_time_and_do_not_change_the_state_key(tmp_path, setup, monkeypatch):
+    """A checkpoint is written at the first sync point after ``ckpt_minutes`` of wall time, and at the end; the
+    cadence settings leave the trained model and the state key unchanged (mutation: checkpointing at every sync
+    regardless of the clock writes 3 intermediate checkpoints where 1 is expected below)."""
+    import dataclasses
+
+    from smattn.p1.images import training
+
+    cfg, sampler, val = setup
+    written = []
+    real_save = training.save_checkpoint
+    monkeypatch.setattr(training, "save_checkpoint", lambda ck, path: (written.append(ck["step"]), real_save(ck, path)))
+    clock = iter(range(0, 10_000, 40))  # each read of the clock advances it by 40 s
+    monkeypatch.setattr(training.time, "monotonic", lambda: float(next(clock)))
+    # syncs at steps 2, 4, 6 read the clock at 40, 80, 120 s after the start (0 s): with 1.1 minutes between
+    # checkpoints only the sync at step 4 (80 s) qualifies; the next would need 146 s; the end writes one more
+    slow = dataclasses.replace(cfg, ckpt_minutes=1.1)
+    done = training.train(slow, sampler, val, tmp_path / "s.pt", progress=False)
+    assert written == [4, 6] and done["done"]
+    written.clear()
+    every = dataclasses.replace(cfg, ckpt_minutes=0.0, sync_every=3)
+    other = training.train(every, sampler, val, tmp_path / "e.pt", progress=False)
+    assert written == [3, 6, 6]  # every sync point, then the end
+    for k in done["model"]:
+        assert torch.equal(done["model"][k], other["model"][k]), k
+    assert training.state_key(slow, "abc", "1") == training.state_key(every, "abc", "1")
+    assert training.state_key(slow, "abc", "1") != training.state_key(dataclasses.replace(slow, seed=4), "abc", "1")
 
 
 def test_warmup_cosine_schedule_shape():
@@ -273,7 +303,7 @@ def learning_setup(setup):
     cfg, sampler, _ = setup
     fixed = sampler.task_set(np.random.default_rng(5), 256)
     change = dict(width=16, qk_dim=8, tasks_per_epoch=100_000, batch=32, lr=3e-3, max_steps=60, n_val=256)
-    return TrainConfig(**{**cfg.__dict__, **change, "val_every": 60, "ckpt_every": 20}), sampler, fixed
+    return TrainConfig(**{**cfg.__dict__, **change, "val_every": 60, "sync_every": 20}), sampler, fixed
 
 
 def test_short_training_beats_chance(tmp_path, learning_setup):
@@ -323,7 +353,7 @@ def test_from_params_reads_every_field_once():
         weight_decay=5e-5,
         val_every=250,
         n_val=2048,
-        ckpt_every=100,
+        sync_every=100,
         seed=42,
         max_steps=2000,
         value_init_gain=3**0.5,

@@ -75,6 +75,29 @@ P1_HMC_AUTHORS_GRADIENT_TOL = 1e-5
 # file's order.
 P2_PHASE_DIAGRAM_SKIPS = (4.0, 3.5, 3.0, 2.5, 2.0, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5625, 0.5, 0.1, 0.01, 0.0001)
 
+# Fig. 1 right: the authors' thresholds, reference/spoc/alpha_critical.csv row by row (same order): skip c, alpha1
+# (the FIRST layer's threshold, alpha_first) and alpha2 (the last layer's, alpha_last). The claims rows of
+# claims/p2_theory.yaml carry these as their paper values (tests/p2_theory/test_critical_csv.py checks both against
+# the file). The file has no error bars and the code that made it is not published.
+P2_ALPHA_CRITICAL = (
+    (4.0, 0.19633579116834615, 0.08265563989578797),
+    (3.5, 0.23635469775355897, 0.08797467205978199),
+    (3.0, 0.30419681016777106, 0.09432894608903773),
+    (2.5, 0.39065976786967194, 0.10290529684498781),
+    (2.0, 0.5133383692453267, 0.11187752449195658),
+    (1.5, 0.6580675458050763, 0.12407481655572462),
+    (1.25, 0.7356785032416565, 0.13086094395462916),
+    (1.0, 0.793646302451566, 0.14358446549404996),
+    (0.875, 0.8228506548798457, 0.15200331205433934),
+    (0.75, 0.8237277524918267, 0.16096359002295674),
+    (0.625, 0.7965388456685832, 0.1730866106452066),
+    (0.5625, 0.7818408783076831, 0.17969629298056136),
+    (0.5, 0.7552121669182138, 0.18644020883563048),
+    (0.1, 0.42247405429476104, 0.19142873899170545),
+    (0.01, 0.3325266847222539, 0.18941822020941937),
+    (0.0001, 0.318331800930651, 0.19536818610385773),
+)
+
 # Figs 1 left and 3 left: the authors' error files (gen_error_BO_2w*.csv, gen_error_BO_3w*.csv) are plug-in errors at
 # their SE overlaps, each a Monte-Carlo mean over this many samples per alpha (their gen_error notebooks).
 P2_AUTHORS_ERROR_SAMPLES = 100_000

@@ -10,13 +10,16 @@
 * Validation accuracy every ``val_every`` steps (and at the last step) on a **fixed** validation set (the reference
   resampled it each time); the model with the best validation accuracy is kept.
 * A checkpoint (``torch.save`` of plain tensors/dicts, loadable with ``weights_only=True``) is written atomically
-  every ``ckpt_every`` steps and at the end; ``train`` resumes from it when it exists and is unfinished (a finished
-  one is reused only when asked: ``reuse_finished``).
+  by wall time, at the first sync point (every ``sync_every`` steps) after ``ckpt_minutes`` since the last one, and at
+  the end; ``train`` resumes from it when it exists and is unfinished (a finished one is reused only when asked:
+  ``reuse_finished``). Wall time rather than steps: the same cadence on a CPU (a few steps/s) and a GPU (hundreds),
+  so a requeued job loses at most ``ckpt_minutes`` of work and a fast device does not write a checkpoint a second.
+  Neither setting changes the result, so neither enters :func:`state_key`.
 
 The loop keeps the device busy: the patch tokens of every training and validation image live on the training device
 (``TaskSampler.on``), a step draws its task indices on the host (microseconds), copies them (pinned, non-blocking on a
 GPU) and gathers its sequences there into one reused buffer. Nothing inside a step waits for the device: the losses
-stay on the device and are read, and checked for finiteness, every ``ckpt_every`` steps, before a checkpoint is
+stay on the device and are read, and checked for finiteness, every ``sync_every`` steps, before a checkpoint is
 written (a non-finite loss stops training with ``FloatingPointError``, the last checkpoint left as it was).
 
 Precision (``precision``): ``fp32``; ``tf32`` (TF32 matmuls on a CUDA device; on a CPU identical to fp32); ``bf16``
@@ -68,7 +71,8 @@ class TrainConfig(Settings):
     weight_decay: float = setting(ge=0)
     val_every: int = setting(ge=1)
     n_val: int = setting(ge=1)
-    ckpt_every: int = setting(ge=1)
+    sync_every: int = setting(ge=1)  # steps between reads of the losses (one host sync) and checkpoint opportunities
+    ckpt_minutes: float = setting(default=10.0, ge=0)  # wall minutes between checkpoints (0: at every sync point)
     seed: int
     max_steps: int | None = setting(ge=1)  # optional cap on the total steps (None: epochs x steps_per_epoch)
     value_init_gain: float = setting(default=1.0, gt=0)  # factor on the default initial W_V (1 = PyTorch default)
@@ -189,10 +193,15 @@ def save_checkpoint(obj: dict, path: str | os.PathLike) -> None:
         torch.save(obj, tmp)
 
 
+#: settings of when to sync and checkpoint: they never change the trained model, so a state is resumed across them
+CADENCE_SETTINGS = ("sync_every", "ckpt_minutes")
+
+
 def state_key(cfg: TrainConfig, data_sha256: str, version: str) -> str:
     """12 hex digits naming a resumable training state: a hash of every training setting, the checksum of the input
     data and the package version, so a state of other settings, other data or another code version is never reused."""
-    payload = {"config": asdict(cfg), "data_sha256": str(data_sha256), "version": str(version)}
+    config = {k: v for k, v in asdict(cfg).items() if k not in CADENCE_SETTINGS}
+    payload = {"config": config, "data_sha256": str(data_sha256), "version": str(version)}
     return hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -448,6 +457,7 @@ def train(
     h = state.history
     last_val = h["val_acc"][-1] if h["val_acc"] else float("nan")
     start_step, t0, batch_seconds = state.step, time.time(), 0.0
+    last_ckpt = time.monotonic()
 
     def read_losses():
         last = losses.flush(state)
@@ -483,9 +493,11 @@ def train(
             h["step"].append(s)
             h["wall_s"].append(time.time() - t0)
             bar.update(1)
-            if state.step % cfg.ckpt_every == 0:
+            if state.step % cfg.sync_every == 0:
                 read_losses()
-                save_checkpoint(snapshot(model, step_fn, state, cfg, done=False), ckpt_path)
+                if time.monotonic() - last_ckpt >= 60.0 * cfg.ckpt_minutes:
+                    save_checkpoint(snapshot(model, step_fn, state, cfg, done=False), ckpt_path)
+                    last_ckpt = time.monotonic()
             if stop_after is not None and state.step - start_step >= stop_after and state.step < total:
                 read_losses()
                 return end_session(done=False)

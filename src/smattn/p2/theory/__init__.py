@@ -26,4 +26,6 @@ channel covariance V are ``(L, L)``; an observation is stored as its two softmax
 * :mod:`.phase_diagram_analysis` -- our thresholds against the authors' CSV: the per-c table and a computed verdict
   for each hypothesis on how the CSV was obtained.
 * :mod:`.phase_diagram_report` -- the phase-diagram deviation note (Markdown) rendered from that analysis.
+* :mod:`.critical_csv` -- the authors' CSV as data: each column's scatter over c (a float) and the last-layer
+  column minus the bound 1/6, per c (metrics of the claims table).
 """

@@ -111,8 +111,9 @@ def bruteforce_update(
 
     Q: (L, L); draws: teacher draws (n, L, 2) (use a subset of the SE's draws).  If quad is given, the grid
     denoiser's R on the same draws is computed as well, so the two differ only by the inner integration.
-    Returns dict with Q_update (L, L), R, R_se, min_ess, median_ess and, with quad, Q_update_grid, R_grid and
-    R_diff_se (standard error of the paired per-sample difference of the diagonal of R, (L,)).
+    Returns dict with Q_update (L, L), R, R_se, R_diag_cov (covariance (L, L) of the mean's diagonal over the
+    draws), min_ess, median_ess and, with quad, Q_update_grid, R_grid and R_diff_se (standard error of the paired
+    per-sample difference of the diagonal of R, (L,)).
     """
     Q = clip_overlap(np.asarray(Q, dtype=np.float64))
     V = channel_covariance(Q, v_reg)
@@ -124,6 +125,7 @@ def bruteforce_update(
     out = {
         "R": per.mean(0),
         "R_se": per.std(0, ddof=1) / np.sqrt(len(per)),
+        "R_diag_cov": np.atleast_2d(np.cov(np.einsum("naa->na", per), rowvar=False)) / len(per),
         "Q_update": overlap_update(alpha * per.mean(0)),
         "min_ess": float(ess.min()),
         "median_ess": float(np.median(ess)),

@@ -83,11 +83,23 @@ class GampResult:
     Q0: np.ndarray
 
 
-def make_data(W, n, rng, c):
-    """Inputs X (n, T=2, d) i.i.d. N(0,1) and the noiseless observation logits (n, 2) of the deep attention target."""
+def make_data(W, n, rng, c, noise: float = 0.0, noise_rng=None):
+    """Inputs X (n, T=2, d) i.i.d. N(0,1), the observation logits (n, 2) of the deep attention target and the
+    teacher's pre-activations Z (n, L, 2) the observations were computed from.
+
+    noise: variance Delta of i.i.d. Gaussian noise added to every pre-activation before the link (the state
+    evolution's teacher with v_reg = Delta, Z = Q^{1/2} xi + (I - Q + Delta I)^{1/2} U); drawn from noise_rng, so
+    that X and every later draw of rng are those of the noiseless data.  Z then includes the noise.
+    """
     p, d = W.shape
+    if noise < 0:
+        raise ValueError(f"noise variance must be >= 0, got {noise}")
     X = rng.standard_normal((n, 2, d))
     Z = np.einsum("ad,ntd->nat", W, X) / np.sqrt(d)
+    if noise > 0:
+        if noise_rng is None:
+            raise ValueError("make_data: noise > 0 needs its own noise_rng")
+        Z = Z + np.sqrt(noise) * noise_rng.standard_normal(Z.shape)
     return X, link_logits(Z, c), Z
 
 
@@ -107,6 +119,7 @@ def run_gamp(
     init: GampInit | None = None,
     onsager_v_reg: bool = False,
     onsager: str = "damped",
+    data_noise: float = 0.0,
     progress_desc: str | None = None,
     observer=None,
 ) -> GampResult:
@@ -129,6 +142,10 @@ def run_gamp(
     (1 - eta) W_hat^{t-1} carries the self-interaction of every earlier g_out with these weights, and S removes
     exactly that (with a Gaussian prior f_in is linear in b with slope C); at a fixed point both are C_hat g
     (docs/p2_dynamics.md#gamp-first-layer-at-finite-d).
+    data_noise: variance Delta of Gaussian noise on the teacher's pre-activations (make_data); 0 (default) gives
+    the noiseless data of the paper and the authors' code, Delta = v_reg the model the state evolution describes
+    (docs/p2_theory.md#gamp).  The noise has its own random stream (seed, 1): teacher, inputs, test set and start
+    are those of the noiseless run with the same seed.
     """
     if onsager not in ("latest", "damped"):
         raise ValueError(f"onsager must be 'latest' or 'damped', got {onsager!r}")
@@ -140,7 +157,7 @@ def run_gamp(
     rng = np.random.default_rng(seed)
     n = int(np.floor(alpha * d))
     W = rng.standard_normal((L, d))
-    X, ell, Z = make_data(W, n, rng, c)
+    X, ell, Z = make_data(W, n, rng, c, data_noise, np.random.default_rng([seed, 1]) if data_noise > 0 else None)
     Xt = rng.standard_normal((n_test, 2, d))
     y_test = attention_output(np.einsum("ad,ntd->nat", W, Xt) / np.sqrt(d), c)
     S = np.sqrt(lam) * W + rng.standard_normal((L, d)) if lam > 0 else None

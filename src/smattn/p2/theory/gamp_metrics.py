@@ -12,7 +12,14 @@ from smattn.data.published import P2_GAMP_RUN_Q11, P2_GAMP_RUN_Q22
 
 from ..trajectories import first_crossing
 
-__all__ = ["LEARNED_MIN", "authors_metric", "published_run_metric", "half_crossing_iterations", "takeoff_iteration"]
+__all__ = [
+    "LEARNED_MIN",
+    "authors_metric",
+    "published_run_metric",
+    "half_crossing_iterations",
+    "takeoff_iteration",
+    "learned_final_overlaps",
+]
 
 # A layer whose final |M_kk|/sqrt(Q_kk) stays below this was not learned within the iterations run; its "first
 # half-crossing" is then meaningless (half of ~0 is reached at once) and is counted as n_iter + 1.
@@ -57,3 +64,29 @@ def takeoff_iteration(C, level: float = LEARNED_MIN) -> int:
         return above.size + 1
     below = np.flatnonzero(~above)
     return int(below[-1]) + 2 if below.size else 1
+
+
+def learned_final_overlaps(M, Q, learned_min: float = LEARNED_MIN) -> dict:
+    """Final overlaps of the runs that learned the first layer, never a mean over learned and trapped runs together.
+
+    M, Q: (runs, 2, 2) final M = W_hat W^T / d and Q = W_hat W_hat^T / d of each run.  A run has learned the first
+    layer when |M_11| / sqrt(Q_11) >= learned_min (the criterion of half_crossing_iterations).  Returns runs,
+    learned (counts, floats for the ledger), learned_mask (runs,) and, for k = 11, 22, ``m{k}`` the mean of |M_kk|
+    over the learned runs, ``m{k}_sd`` their standard deviation (ddof 1) and ``m{k}_se`` = sd / sqrt(learned).  With
+    one learned run the deviation is 0.5 (the largest an overlap in [0, 1] can have); with none the means are 0
+    with no spread (what a claim about the learned state is then judged on, which fails it).
+    """
+    M = np.asarray(M, dtype=np.float64)
+    Q = np.asarray(Q, dtype=np.float64)
+    if M.ndim != 3 or M.shape[1:] != (2, 2) or Q.shape != M.shape:
+        raise ValueError(f"learned_final_overlaps: M and Q must be (runs, 2, 2), got {M.shape} and {Q.shape}")
+    mask = authors_metric(M, Q)[:, 0] >= learned_min
+    out = {"runs": float(M.shape[0]), "learned": float(mask.sum()), "learned_mask": mask}
+    for k, i in (("11", 0), ("22", 1)):
+        v = np.abs(M[mask, i, i])
+        if v.size == 0:
+            mean, sd = 0.0, 0.0
+        else:
+            mean, sd = float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.5
+        out[f"m{k}"], out[f"m{k}_sd"], out[f"m{k}_se"] = mean, sd, sd / np.sqrt(max(v.size, 1))
+    return out

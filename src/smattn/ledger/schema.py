@@ -1,0 +1,260 @@
+"""The claims files' row schema: roles, kinds, panels, and the loader that refuses a malformed row.
+
+Row fields common to all kinds: ``claim`` (what the row checks, in our words), ``role`` (``claim`` | ``check``),
+``kind``, optional ``judged_at: [scale, ...]`` (the scales whose numbers can decide it), ``explanation`` (may cite
+metrics as ``{{id}}``) and ``range: [lo, hi]`` (the plausible range of the judged quantity: a row whose tolerance is
+wider than a quarter of it is ``not informative`` instead of passing).
+
+Kinds (``verdicts`` holds the exact rules):
+
+* ``match`` — ``id`` agrees with ``paper`` within ``K_SIGMA`` combined standard errors ``se`` / ``paper_se`` (a metric
+  id, a number, or ``{binomial: n}``, evaluated at the reference value) plus a fixed ``tolerance`` that needs a
+  ``tolerance_reason`` (deterministic quantities only).
+* ``deviation`` — a known disagreement with ``paper``: ``expected`` is a metric id that a rule of the same run computes
+  by another method; the row holds while ``id`` lies within ``K_SIGMA·√(se² + expected_se²)`` (+ fixed part) of it.
+  A typed number is refused: a deviation is explained by a computation, not by a remembered value.
+* ``compare`` — ``check: {left, op, right}`` with optional standard errors and ``test: significant | consistent``.
+* ``proportion`` — ``successes`` out of ``trials`` (metric ids) against the proportion ``paper``: an exact binomial
+  test (``alternative``: two-sided, less, greater) at level ``P_LEVEL``.
+* ``pvalue`` — checks only: ``p`` (a metric id) tested with its ``family`` by Holm's step-down at ``FAMILY_ALPHA``.
+* ``info`` — a number no paper states; never a ``paper`` value. ``calibration`` — a number set to reproduce a
+  published one: shown beside it, never a verdict. Both are checks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+#: the one multiple of the combined standard error that every statistical tolerance of the ledger uses
+K_SIGMA = 3.0
+#: the two-sided level of K_SIGMA standard errors (2·Φ(−3) = 0.0027): exact tests use the same level
+P_LEVEL = math.erfc(K_SIGMA / math.sqrt(2.0))
+#: family-wise error rate of a family of p-value checks (Holm)
+FAMILY_ALPHA = 0.05
+
+ROLES = ("claim", "check")
+KINDS = ("match", "compare", "deviation", "proportion", "pvalue", "info", "calibration")
+CLAIM_KINDS = ("match", "compare", "deviation", "proportion")
+SCALES = ("smoke", "laptop", "paper")
+TESTS = ("significant", "consistent")
+ALTERNATIVES = ("two-sided", "less", "greater")
+PASS, FAIL, DEVIATION, NOT_INFORMATIVE, INFO, CALIBRATION, NOT_RUN = (
+    "pass",
+    "FAIL",
+    "deviation explained",
+    "not informative",
+    "info",
+    "calibration",
+    "not run",
+)
+#: statuses that are verdicts
+VERDICTS = (PASS, FAIL, DEVIATION, NOT_INFORMATIVE)
+
+#: figure panels of the papers; "text" gathers statements that no figure plots
+PANELS = (
+    "P1 Fig. 2c top",
+    "P1 Fig. 2c bottom",
+    "P1 Fig. 2d",
+    "P1 Fig. 2e",
+    "P1 Fig. 3b",
+    "P1 Fig. 3c",
+    "P1 Fig. 3d",
+    "P1 Fig. 3e",
+    "P1 Fig. 3f",
+    "P1 Fig. 5b",
+    "P1 Fig. 5c",
+    "P1 Fig. 6",
+    "P1 Fig. 7",
+    "P1 text",
+    "P2 Fig. 1 left",
+    "P2 Fig. 1 right",
+    "P2 Fig. 2 left",
+    "P2 Fig. 2 right",
+    "P2 Fig. 3 left",
+    "P2 Fig. 3 right",
+    "P2 Fig. 5",
+    "P2 text",
+)
+
+OPS = ("<", ">", "<=", ">=")
+_CHECK_KEYS = {"left", "op", "right", "se_left", "se_right", "test", "min_effect", "min_effect_reason", "margin"}
+_CHECK_KEYS |= {"margin_reason"}
+
+
+def is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_ref(where: str, name: str, ref, allow_binomial: bool = False) -> None:
+    """A reference to a number: a metric id (str), a number, or (standard errors) ``{binomial: n}``."""
+    if isinstance(ref, str) or is_number(ref):
+        return
+    if allow_binomial and isinstance(ref, dict) and set(ref) == {"binomial"}:
+        n = ref["binomial"]
+        if isinstance(n, str) or (is_number(n) and n >= 1):
+            return
+    kinds = "a metric id, a number" + (" or {binomial: n}" if allow_binomial else "")
+    raise ValueError(f"{where}: {name} must be {kinds}, not {ref!r}")
+
+
+def _validate_role(c: dict, where: str) -> None:
+    role, kind = c.get("role"), c["kind"]
+    if role not in ROLES:
+        raise ValueError(
+            f"{where}: role must be 'claim' (a paper states or plots it) or 'check' (our own bound, precondition, "
+            f"engine target, cross-check or diagnostic), not {role!r}"
+        )
+    if role == "claim":
+        if kind not in CLAIM_KINDS:
+            raise ValueError(f"{where}: a claim is judged: its kind must be one of {CLAIM_KINDS}, not {kind!r}")
+        loc = c.get("where")
+        if not isinstance(loc, str) or not loc.startswith(("P1 ", "P2 ")):
+            raise ValueError(f"{where}: a claim needs 'where', the paper location ('P1 ...' or 'P2 ...')")
+        if not c.get("paper_says"):
+            raise ValueError(f"{where}: a claim needs 'paper_says' (what the paper states, which the row encodes)")
+        if c.get("figure") not in PANELS:
+            raise ValueError(f"{where}: a claim needs 'figure', one of {PANELS}; got {c.get('figure')!r}")
+        if c["figure"][:2] != loc[:2]:
+            raise ValueError(f"{where}: figure {c['figure']!r} and where {loc!r} name different papers")
+    else:
+        for key in ("where", "paper_says"):
+            if key in c:
+                raise ValueError(f"{where}: a check never cites the paper as its source: remove {key!r}, use 'basis'")
+        if not c.get("basis"):
+            raise ValueError(f"{where}: a check needs 'basis' (what it rests on: a bound derived here, a target...)")
+        if "figure" in c and c["figure"] not in PANELS:
+            raise ValueError(f"{where}: figure must be one of {PANELS}; got {c['figure']!r}")
+
+
+def _validate_compare(c: dict, where: str) -> None:
+    chk = c.get("check")
+    if not isinstance(chk, dict) or not {"left", "op", "right"} <= set(chk) <= _CHECK_KEYS:
+        raise ValueError(
+            f"{where}: compare needs check: {{left, op, right}} and optionally {sorted(_CHECK_KEYS - {'left'})}"
+        )
+    if chk["op"] not in OPS:
+        raise ValueError(f"{where}: op {chk['op']!r} is not one of {list(OPS)}")
+    for side in ("left", "right"):
+        _check_ref(where, side, chk[side])
+        if f"se_{side}" in chk:
+            _check_ref(where, f"se_{side}", chk[f"se_{side}"], allow_binomial=True)
+    has_se = "se_left" in chk or "se_right" in chk
+    if has_se and chk.get("test") not in TESTS:
+        raise ValueError(f"{where}: a compare with standard errors needs test: one of {TESTS}")
+    if not has_se and "test" in chk:
+        raise ValueError(f"{where}: test: {chk['test']} needs se_left and/or se_right")
+    for key in ("min_effect", "margin"):
+        if key in chk:
+            _check_ref(where, key, chk[key])
+            if not chk.get(f"{key}_reason"):
+                raise ValueError(f"{where}: {key} needs {key}_reason (why this size)")
+    if "margin" in chk and has_se:
+        raise ValueError(f"{where}: give either standard errors (se_left/se_right) or a margin, not both")
+
+
+def _validate_value(c: dict, where: str) -> None:
+    kind = c["kind"]
+    if "id" not in c:
+        raise ValueError(f"{where}: needs 'id' (the metric it is about)")
+    if c.get("paper") is not None and not is_number(c["paper"]):
+        raise ValueError(f"{where}: paper must be a number, not {c['paper']!r}")
+    if kind == "info":
+        if c.get("paper") is not None:
+            raise ValueError(f"{where}: an info row may not carry a paper value: make it a verdict or a deviation")
+        return
+    if kind == "calibration":
+        return
+    if not is_number(c.get("paper")):
+        raise ValueError(f"{where}: {kind} needs 'paper' (the published number)")
+    if kind == "deviation":
+        if not isinstance(c.get("expected"), str):
+            raise ValueError(
+                f"{where}: deviation needs 'expected', the metric id of the value the explanation predicts, computed "
+                f"by a rule of the same run (a typed number is not an explanation): got {c.get('expected')!r}"
+            )
+        if "expected_se" in c:
+            _check_ref(where, "expected_se", c["expected_se"])
+        if not c.get("explanation"):
+            raise ValueError(f"{where}: deviation needs an 'explanation'")
+    if "se" not in c and "tolerance" not in c:
+        raise ValueError(f"{where}: {kind} needs 'se' (our standard error) and/or a fixed 'tolerance'")
+    if "se" in c:
+        _check_ref(where, "se", c["se"], allow_binomial=True)
+    if "paper_se" in c:
+        _check_ref(where, "paper_se", c["paper_se"])
+    if "tolerance" in c:
+        if not is_number(c["tolerance"]) or c["tolerance"] < 0:
+            raise ValueError(f"{where}: tolerance must be a number >= 0")
+        if not c.get("tolerance_reason"):
+            raise ValueError(f"{where}: a fixed tolerance needs tolerance_reason (why a fixed size is right)")
+
+
+def _validate_proportion(c: dict, where: str) -> None:
+    for key in ("successes", "trials"):
+        if not isinstance(c.get(key), str):
+            raise ValueError(f"{where}: proportion needs '{key}' (a metric id)")
+    p0 = c.get("paper")
+    if not is_number(p0) or not 0 <= p0 <= 1:
+        raise ValueError(f"{where}: proportion needs 'paper', the proportion the paper implies, in [0, 1]")
+    if c.get("alternative", "two-sided") not in ALTERNATIVES:
+        raise ValueError(f"{where}: alternative must be one of {ALTERNATIVES}")
+
+
+def _validate_pvalue(c: dict, where: str) -> None:
+    if c.get("role") != "check":
+        raise ValueError(f"{where}: a pvalue row is one of our tests: role check")
+    if not isinstance(c.get("p"), str):
+        raise ValueError(f"{where}: pvalue needs 'p' (the metric id of the p-value)")
+    if not isinstance(c.get("family"), str) or not c["family"]:
+        raise ValueError(f"{where}: pvalue needs 'family' (the rows tested together by Holm's method)")
+
+
+def _validate_range(c: dict, where: str) -> None:
+    rng = c.get("range")
+    if rng is None:
+        return
+    if not (isinstance(rng, list) and len(rng) == 2 and all(is_number(x) for x in rng) and rng[0] < rng[1]):
+        raise ValueError(f"{where}: range must be [lo, hi] with lo < hi, not {rng!r}")
+    if c["kind"] not in ("match", "deviation", "compare"):
+        raise ValueError(f"{where}: range belongs to match, deviation and compare rows")
+
+
+def validate(c: dict, where: str) -> None:
+    """Raise ValueError naming the row and the field if ``c`` breaks the schema."""
+    kind = c["kind"]
+    if kind not in KINDS:
+        raise ValueError(f"{where}: kind {kind!r} is not one of {KINDS}")
+    _validate_role(c, where)
+    if kind == "compare":
+        _validate_compare(c, where)
+    elif kind == "proportion":
+        _validate_proportion(c, where)
+    elif kind == "pvalue":
+        _validate_pvalue(c, where)
+    else:
+        _validate_value(c, where)
+    _validate_range(c, where)
+    judged = c.get("judged_at")
+    if judged is not None and (not isinstance(judged, list) or not judged or any(s not in SCALES for s in judged)):
+        raise ValueError(f"{where}: judged_at must be a non-empty list of scales from {SCALES}")
+
+
+def load_claims(paths: Iterable[str | Path]) -> list[dict]:
+    """All rows of the given YAML files, each checked for its fields; ``group`` is the file's stem."""
+    claims: list[dict] = []
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            items = yaml.safe_load(fh) or []
+        if not isinstance(items, list):
+            raise ValueError(f"{path}: a claims file must hold a list of rows")
+        for i, c in enumerate(items):
+            where = f"{path}: row {i}"
+            if not isinstance(c, dict) or "claim" not in c or "kind" not in c:
+                raise ValueError(f"{where}: needs at least 'claim', 'role' and 'kind'")
+            validate(c, f"{path}: row {i} ({c['claim'][:60]!r})")
+            claims.append({**c, "source": str(path), "group": Path(path).stem})
+    return claims
