@@ -2,9 +2,11 @@
 statistic) over the distinct U entries of independent standard-normal draws, for every NUTS preset of the workflow
 (smattn.p1.convergence.rhat_null; the sampling rules compute it for their own run). For each preset it prints the
 null's 95 % quantile (the R-hat verdict's threshold) with its Monte-Carlo standard error, the median, and the
-fraction of perfectly mixed runs that a fixed threshold of 1.01 would pass. Then it times one null both ways in the
-same process: ArviZ's per-parameter loop against the vectorised copy (equal results), the reason the null uses
-the latter. Run:
+fraction of perfectly mixed runs that a fixed threshold of 1.01 would pass; then how often converged chains with
+lag-1 autocorrelation 0.2 and 0.4 (stationary AR(1)) exceed that quantile, and the p-value the R-hat verdict uses
+instead (smattn.p1.convergence.rhat_pvalue_of_draws: the null of AR(1) chains of the run's autocorrelation) on one
+such run, with its CPU time. Then it times one null both ways in the same process: ArviZ's per-parameter loop
+against the vectorised copy (equal results), the reason the null uses the latter. Run:
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/p1_rhat_null.py [--trials 2000]
 """
 
@@ -42,6 +44,16 @@ def main():
             f"{null.quantile:.4f} +- {null.se:.4f}, median {med:.4f}, P(largest <= 1.01) {null.pass_fraction_1_01:.2f} "
             f"({time.process_time() - t:.1f} CPU-s)"
         )
+        for rho in (0.2, 0.4):
+            ar1 = C.max_rhat_null_ar1(chains, draws, np.full(k, rho), a.trials, seed=a.seed + 1)
+            x = C._ar1(np.random.default_rng(a.seed + 2).standard_normal((chains, draws, k)), np.full(k, rho))
+            t = time.process_time()
+            p = C.rhat_pvalue_of_draws(x, trials=a.trials, seed=a.seed)
+            print(
+                f"{'':40s} AR(1) rho = {rho}: above the independent-draw quantile {np.mean(ar1 > null.quantile):.2f} "
+                f"of converged runs; one run: largest R-hat {p.observed:.4f}, rho read {p.rho_mean:.2f}, "
+                f"p = {p.p:.3f} ({time.process_time() - t:.1f} CPU-s)"
+            )
     rng = np.random.default_rng(a.seed)
     x = rng.standard_normal((4, 200, 2000))
     t0 = time.process_time()

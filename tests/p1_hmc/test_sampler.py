@@ -84,3 +84,22 @@ def test_collapsed_and_full_samplers_agree_on_the_hmc_task():
     acc = {k: accuracy(r.mean_predictor, te.y) for k, r in res.items()}
     se = np.hypot(*(accuracy_mcse(r.mean_predictor, r.mcse_f, te.y) for r in (c, f)))
     assert abs(acc["collapsed"] - acc["full"]) <= 4 * se + 1e-3, (acc, se)
+
+
+def test_rhat_pvalue_of_U_draws_reaches_the_ledger():
+    """The sampler's R-hat p-value is that of the distinct (upper-triangle) U entries, and the ledger gets it as
+    ``<prefix>.rhat_p<suffix>`` beside rhat_max (a record without it gives no entry)."""
+    from smattn.p1 import convergence as conv
+    from smattn.p1.sampler import _rhat_pvalue, nuts_ledger_entries
+
+    rng = np.random.default_rng(3)
+    U_c = rng.standard_normal((2, 40, 3, 3))
+    U_c = (U_c + np.swapaxes(U_c, -1, -2)) / 2
+    got = _rhat_pvalue(U_c, 50)
+    iu = np.triu_indices(3)
+    ref = conv.rhat_pvalue_of_draws(U_c[:, :, iu[0], iu[1]], trials=50)
+    assert got == ref and got.n_params == 6
+    assert _rhat_pvalue(U_c, 0) is None and _rhat_pvalue(U_c[:, :6], 50) is None
+    out = nuts_ledger_entries({"rhat_U_max": 1.01, "rhat_U_p": 0.3}, "p1.hmc.nuts", "[N=10]")
+    assert out == {"p1.hmc.nuts.rhat_max[N=10]": 1.01, "p1.hmc.nuts.rhat_p[N=10]": 0.3}
+    assert "p1.hmc.nuts.rhat_p[N=10]" not in nuts_ledger_entries({"rhat_U_p": None}, "p1.hmc.nuts", "[N=10]")

@@ -8,16 +8,22 @@ draws for R-hat; a single chain is handed to it as its two halves (ArviZ then sp
 computed over four quarter-chains), and fewer than four draws give NaN.
 
 A verdict "R-hat <= threshold" is only meaningful if chains that mix perfectly pass it. The largest R-hat over K
-parameters of independent draws (the null) grows as the chains get shorter and K larger (one chain of 100 draws over
-the 10 entries of the HMC task's U exceeds 1.01 most of the time), so each preset's threshold is the 95 % quantile of
-that null for its own chains x draws x parameters (:func:`rhat_null`). The null is simulated with
-:func:`rhat_batched`, the same statistic vectorised over parameters (tests check it equals ArviZ's to rounding), since
-ArviZ's per-parameter loop costs milliseconds per parameter and the null needs ~10^5 of them.
+parameters of independent draws grows as the chains get shorter and K larger (one chain of 100 draws over the 10
+entries of the HMC task's U exceeds 1.01 most of the time); :func:`rhat_null` gives its 95 % quantile for a run's
+chains x draws x parameters. Converged chains with autocorrelation exceed that quantile far more often than 5 %
+(benchmarks/p1_rhat_null.py), since their chain means scatter more. The verdict therefore uses
+:func:`rhat_pvalue_of_draws`: the p-value of the run's largest R-hat under converged stationary AR(1) chains of the
+same shape whose per-parameter autocorrelation reproduces the run's effective sample size measured within the
+half-chains (:func:`ess_within_halves`; the ESS of the whole run would fall with the very disagreement R-hat tests,
+and widen its own null), its low reading over short halves corrected by :func:`ess_bias_curve`. The nulls are
+simulated with :func:`rhat_batched`, the same statistic vectorised over parameters (tests check it equals ArviZ's to
+rounding), since ArviZ's per-parameter loop costs milliseconds per parameter and a null needs ~10^5 of them.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import ndtri
@@ -133,18 +139,168 @@ def rhat_batched(x) -> np.ndarray:
 def max_rhat_null(chains: int, draws: int, n_params: int, trials: int, seed: int = 0) -> np.ndarray:
     """Largest R-hat over ``n_params`` parameters of independent standard-normal draws (perfectly mixed chains),
     ``chains`` x ``draws`` each, in each of ``trials`` repetitions -> [trials]."""
-    if chains < 1 or n_params < 1 or trials < 1:
-        raise ValueError(f"need chains, n_params, trials >= 1, got {chains}, {n_params}, {trials}")
+    if n_params < 1:
+        raise ValueError(f"need n_params >= 1, got {n_params}")
+    return max_rhat_null_ar1(chains, draws, np.zeros(int(n_params)), trials, seed)
+
+
+def _ar1(e: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Stationary Gaussian AR(1) chains from standard-normal innovations e [chains, draws, n] with lag-1
+    autocorrelation rho [n] (unit marginal variance; rho = 0 returns e itself)."""
+    s = np.sqrt(1.0 - rho**2)
+    x = e.copy()
+    if np.any(rho != 0):
+        for t in range(1, e.shape[1]):
+            x[:, t] = rho * x[:, t - 1] + s * e[:, t]
+    return x
+
+
+def max_rhat_null_ar1(chains: int, draws: int, rho, trials: int, seed: int = 0) -> np.ndarray:
+    """Largest R-hat over K parameters of converged but autocorrelated chains, in each of ``trials`` repetitions ->
+    [trials]. Parameter k's chains are independent stationary Gaussian AR(1) series with lag-1 autocorrelation
+    ``rho[k]`` (all independent of one another); ``rho`` = 0 everywhere is :func:`max_rhat_null`. The statistic is
+    rank-based, so a Gaussian marginal loses nothing: only the chains' dependence in time enters."""
+    rho = np.atleast_1d(np.asarray(rho, dtype=np.float64))
+    K = rho.size
+    if chains < 1 or K < 1 or trials < 1:
+        raise ValueError(f"need chains, parameters, trials >= 1, got {chains}, {K}, {trials}")
     if draws < (8 if chains == 1 else 4):
         raise ValueError(f"R-hat needs at least 4 draws per chain (8 for one chain), got {chains} x {draws}")
+    if not np.all(np.abs(rho) < 1):
+        raise ValueError(f"rho must lie in (-1, 1), got {rho}")
     rng = np.random.default_rng(seed)
-    per_batch = max(1, int(2**22 // (chains * draws * n_params)))
+    per_batch = max(1, int(2**22 // (chains * draws * K)))
     out = []
     for start in range(0, trials, per_batch):
         t = min(per_batch, trials - start)
-        r = rhat_batched(rng.standard_normal((chains, draws, t * n_params)))
-        out.append(r.reshape(t, n_params).max(axis=1))
+        x = _ar1(rng.standard_normal((chains, draws, t * K)), np.tile(rho, t))
+        out.append(rhat_batched(x).reshape(t, K).max(axis=1))
     return np.concatenate(out)
+
+
+#: the range rho_from_ess clips to: an ESS of a few draws (rho -> 1) would make the null say nothing, and ArviZ's
+#: ESS is capped at n log10(n), far from rho = -1
+RHO_RANGE = (-0.9, 0.98)
+
+
+def rho_from_ess(ess, n: int) -> np.ndarray:
+    """The lag-1 autocorrelation of the AR(1) chain whose ESS over n draws is ``ess``: ESS = n (1 - rho) / (1 + rho),
+    so rho = (n - ESS) / (n + ESS), clipped to :data:`RHO_RANGE`. Non-finite ESS is refused."""
+    ess = np.asarray(ess, dtype=np.float64)
+    if not np.all(np.isfinite(ess)) or np.any(ess <= 0):
+        raise ValueError(f"ESS must be finite and positive, got {ess}")
+    return np.clip((n - ess) / (n + ess), *RHO_RANGE)
+
+
+def ess_within_halves(x) -> np.ndarray:
+    """Bulk ESS of x [chains, draws, *shape] -> [*shape] counted within the halves of each chain: every half-chain is
+    rank-normalised and its ESS computed on its own (ArviZ's ``identity`` method, the half's autocorrelation around
+    its own mean), then summed over the 2 x chains halves (an odd middle draw is left out, as in split R-hat).
+
+    ArviZ's bulk ESS of the whole run falls when chains or halves disagree, the very thing R-hat tests, so a null
+    built on it would widen with the disagreement it should detect; this one measures only the autocorrelation
+    within the pieces."""
+    import arviz as az
+
+    x = _chains(x)
+    shape = x.shape[2:]
+    if x.shape[1] < 8:
+        return np.full(shape, np.nan)
+    flat = x.reshape(x.shape[0], x.shape[1], -1)
+    h = x.shape[1] // 2
+    halves = np.concatenate([flat[:, :h], flat[:, flat.shape[1] - h :]], axis=0)
+    total = np.zeros(flat.shape[2])
+    for piece in halves:
+        total += _arviz(az.ess, _z_scale(piece[None]), method="identity")
+    return total.reshape(shape)
+
+
+#: the AR(1) autocorrelations at which :func:`ess_bias_curve` simulates the within-half ESS
+BIAS_GRID = np.linspace(-0.6, 0.95, 14)
+
+
+@lru_cache(maxsize=64)
+def ess_bias_curve(chains: int, draws: int, per_point: int = 100, seed: int = 12345) -> tuple[np.ndarray, np.ndarray]:
+    """(rho grid, mean of ``rho_from_ess(ess_within_halves)``) over ``per_point`` simulated AR(1) parameters of
+    chains x draws at every rho of :data:`BIAS_GRID`. Around the mean of a short half-chain the autocorrelation
+    comes out too small (rho 0.4 reads as ~0.30 over halves of 50 draws, ~0.35 over 100), so the rho of the null is
+    taken where this curve meets the run's reading (:func:`rho_within_halves`)."""
+    rng = np.random.default_rng(seed)
+    K = per_point * BIAS_GRID.size
+    x = _ar1(rng.standard_normal((chains, draws, K)), np.repeat(BIAS_GRID, per_point))
+    est = rho_from_ess(ess_within_halves(x), 2 * chains * (draws // 2)).reshape(BIAS_GRID.size, per_point)
+    return BIAS_GRID.copy(), np.maximum.accumulate(est.mean(axis=1))
+
+
+def rho_within_halves(x) -> np.ndarray:
+    """Per-parameter AR(1) autocorrelation of x [chains, draws, K] -> [K]: :func:`rho_from_ess` of
+    :func:`ess_within_halves`, corrected for its short-half bias through :func:`ess_bias_curve` (linear
+    interpolation, clipped to the grid's ends)."""
+    x = _chains(x)
+    chains, draws = x.shape[:2]
+    raw = rho_from_ess(ess_within_halves(x), 2 * chains * (draws // 2))
+    grid, mean = ess_bias_curve(int(chains), int(draws))
+    return np.interp(raw, mean, grid)
+
+
+@dataclass(frozen=True)
+class RhatPvalue:
+    """p-value of a run's largest R-hat against the null of converged AR(1) chains of its shape (see
+    :func:`rhat_pvalue`): ``p`` = (1 + #{null maxima >= observed}) / (trials + 1)."""
+
+    p: float
+    observed: float
+    exceed: int
+    trials: int
+    chains: int
+    draws: int
+    n_params: int
+    rho_min: float
+    rho_mean: float
+    rho_max: float
+    null_median: float
+    null95: float
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+def rhat_pvalue(observed: float, chains: int, draws: int, rho, trials: int = 500, seed: int = 0) -> RhatPvalue:
+    """p-value of the largest R-hat ``observed`` over K parameters when every parameter's chains are converged
+    stationary AR(1) series with lag-1 autocorrelation ``rho[k]`` (:func:`max_rhat_null_ar1`): the add-one estimate
+    (1 + #{null maxima >= observed}) / (trials + 1), which is never 0 and is a valid p-value for any ``trials``."""
+    if not np.isfinite(observed):
+        raise ValueError(f"observed R-hat must be finite, got {observed}")
+    rho = np.atleast_1d(np.asarray(rho, dtype=np.float64))
+    m = max_rhat_null_ar1(chains, draws, rho, trials, seed)
+    exceed = int(np.sum(m >= observed))
+    return RhatPvalue(
+        p=(1 + exceed) / (trials + 1),
+        observed=float(observed),
+        exceed=exceed,
+        trials=int(trials),
+        chains=int(chains),
+        draws=int(draws),
+        n_params=int(rho.size),
+        rho_min=float(rho.min()),
+        rho_mean=float(rho.mean()),
+        rho_max=float(rho.max()),
+        null_median=float(np.median(m)),
+        null95=float(np.quantile(m, NULL_LEVEL)),
+    )
+
+
+def rhat_pvalue_of_draws(x, trials: int = 500, seed: int = 0) -> RhatPvalue:
+    """:func:`rhat_pvalue` of a run's draws x [chains, draws, K]: the largest R-hat over the K parameters against
+    converged AR(1) chains of the same shape whose autocorrelation rho[k] = :func:`rho_from_ess` of parameter k's
+    :func:`ess_within_halves` (over the draws that enter it). The K parameters are simulated independent; entries
+    that move together (as those of one matrix) have a smaller largest R-hat than independent ones, so the p-value
+    is then conservative."""
+    x = _chains(x)
+    if x.ndim != 3:
+        raise ValueError(f"x must be [chains, draws, K], got shape {x.shape}")
+    chains, draws = x.shape[:2]
+    return rhat_pvalue(float(np.max(rhat_batched(x))), chains, draws, rho_within_halves(x), trials, seed)
 
 
 @dataclass(frozen=True)

@@ -155,13 +155,15 @@ def _symmetric_diagnostic(fn, U_c: np.ndarray) -> np.ndarray:
 class SampleResult:
     """Pooled samples and diagnostics of one NUTS run.
 
-    f_test: [chains * samples, P_test]; U: [chains * samples, H, H]; U_by_chain: [chains, samples, H, H];
-    rhat_U, ess_U (bulk), ess_tail_U, mcse_U: [H, H]; rhat_f, ess_f (bulk), mcse_f: [P_test] (ArviZ,
+    f_test: [chains * samples, P_test]; U: [chains * samples, H, H]; U_by_chain: [chains, samples, H, H]; rhat_U,
+    ess_U (bulk), ess_tail_U, mcse_U: [H, H]; rhat_f, ess_f (bulk), mcse_f: [P_test] (ArviZ,
     :mod:`smattn.p1.convergence`); rhat_null: the null of the largest R-hat over the distinct U entries for this
-    run's chains x samples; num_steps: [chains, samples] leapfrog steps (= gradient evaluations) per kept
-    transition; step_size: [chains]; seconds: whole run incl. compilation; seconds_warmup (incl. its compilation);
-    seconds_sampling (sampling phase); seconds_compile_sampling: estimated compilation time inside the sampling
-    phase (NaN when not measurable).
+    run's chains x samples (independent draws); rhat_p: the p-value of the largest R-hat over the distinct U entries
+    under converged AR(1) chains of the run's shape and autocorrelation
+    (:func:`smattn.p1.convergence.rhat_pvalue_of_draws`); num_steps: [chains, samples] leapfrog steps (= gradient
+    evaluations) per kept transition; step_size: [chains]; seconds: whole run incl. compilation; seconds_warmup
+    (incl. its compilation); seconds_sampling (sampling phase); seconds_compile_sampling: estimated compilation time
+    inside the sampling phase (NaN when not measurable).
     """
 
     f_test: np.ndarray
@@ -186,6 +188,7 @@ class SampleResult:
     ess_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
     mcse_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rhat_null: conv.RhatNull | None = None
+    rhat_p: conv.RhatPvalue | None = None
     seconds_warmup: float = float("nan")
     seconds_sampling: float = float("nan")
     seconds_compile_sampling: float = float("nan")
@@ -242,6 +245,7 @@ class SampleResult:
             "rhat_null95": self.rhat_threshold,
             "rhat_null95_se": null.se if null is not None else float("nan"),
             "rhat_null_pass_fraction_1_01": null.pass_fraction_1_01 if null is not None else float("nan"),
+            "rhat_U_p": self.rhat_p.p if self.rhat_p is not None else float("nan"),
             "ess_U_min": _nanmin(self.ess_U),
             "ess_U_mean": float(np.nanmean(self.ess_U)),
             "ess_tail_U_min": _nanmin(self.ess_tail_U),
@@ -274,6 +278,7 @@ class SampleResult:
             "ess_tail_U": self.ess_tail_U.tolist(),
             "U_sem": self.mcse_U.tolist(),
             "rhat_null": self.rhat_null.record() if self.rhat_null is not None else None,
+            "rhat_p": self.rhat_p.record() if self.rhat_p is not None else None,
             "f_mean": self.mean_predictor.tolist(),
             "f_mcse": self.mcse_f.tolist(),
         }
@@ -343,7 +348,8 @@ def run_nuts(
     local devices, see :func:`use_host_devices`) or "vectorized"; None picks :func:`default_chain_method`; every
     method gives the same chains. ``matmul_precision``: JAX's precision of float32 matrix products during sampling
     ("highest": full float32; "default": JAX's default, TF32 on recent NVIDIA GPUs; no effect on a CPU).
-    ``rhat_null_trials``: repetitions of the R-hat null (:func:`smattn.p1.convergence.rhat_null`; 0 skips it). The
+    ``rhat_null_trials``: repetitions of each R-hat null (:func:`smattn.p1.convergence.rhat_null` and
+    :func:`smattn.p1.convergence.rhat_pvalue_of_draws`; 0 skips both). The
     sampling phase runs in two equal halves when ``num_samples`` is even, so that the compilation of its loop (paid
     in the first half only) can be estimated.
     """
@@ -454,6 +460,7 @@ def run_nuts(
         ess_f=conv.ess_bulk(f_c),
         mcse_f=conv.mcse_mean(f_c),
         rhat_null=_rhat_null(U_c.shape, rhat_null_trials),
+        rhat_p=_rhat_pvalue(U_c, rhat_null_trials),
         mean_leapfrog_steps=float(steps.mean()),
         num_steps=steps,
         step_size=cat(1, "adapt_state.step_size")[:, -1].astype(np.float64),
@@ -478,15 +485,27 @@ def _rhat_null(shape: tuple, trials: int) -> conv.RhatNull | None:
     return conv.rhat_null(chains, draws, H * (H + 1) // 2, trials=trials)
 
 
+def _rhat_pvalue(U_c: np.ndarray, trials: int) -> conv.RhatPvalue | None:
+    """p-value of the largest R-hat over the H (H + 1) / 2 distinct entries of U draws [chains, samples, H, H]
+    (None when R-hat is undefined at this shape, a draw is not finite, or ``trials`` is 0)."""
+    draws, H = U_c.shape[1], U_c.shape[-1]
+    if trials < 1 or draws < 8 or not np.all(np.isfinite(U_c)):
+        return None
+    iu = np.triu_indices(H)
+    return conv.rhat_pvalue_of_draws(U_c[:, :, iu[0], iu[1]], trials=trials)
+
+
 # sample-record key -> ledger name of the sampler's efficiency and convergence (rhat_max: the largest rank-normalised
 # split R-hat over the U entries; rhat_null95: the 95 % quantile of that largest R-hat for perfectly mixed chains of
-# the run's shape, with its Monte-Carlo standard error)
+# the run's shape, with its Monte-Carlo standard error; rhat_p: the p-value of rhat_max under converged AR(1) chains
+# of the run's shape and autocorrelation)
 NUTS_LEDGER_NAMES = {
     "grads_per_ess": "grads_per_ess",
     "max_depth_fraction": "max_depth_fraction",
     "rhat_U_max": "rhat_max",
     "rhat_null95": "rhat_null95",
     "rhat_null95_se": "rhat_null95_se",
+    "rhat_U_p": "rhat_p",
     "ess_U_min": "ess_bulk_min",
     "ess_tail_U_min": "ess_tail_min",
     "ess_per_s_sampling": "ess_per_s_sampling",
