@@ -109,7 +109,8 @@ localrules:
 rule cost_plan:
     """What every computing job of `all` will cost at the configured scale, before anything runs: projected CPU and
     GPU hours, peak memory, beside the declared runtime and mem_mb, flagging a runtime below twice its projection
-    (smattn.costplan; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --cores 1 --config scale=paper`."""
+    (smattn.costplan; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --cores 1 --config scale=paper`.
+    """
     input:
         units=UNIT_COSTS,
     output:
