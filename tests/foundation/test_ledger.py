@@ -234,8 +234,9 @@ def test_holm_controls_a_family_of_p_value_checks(tmp_path):
 def test_too_wide_a_tolerance_is_not_informative(tmp_path):
     row = {"id": "q", "claim": "c", "kind": "match", "paper": 0.6, "se": "q_se", "range": [0, 1], **W}
     claims = _load(tmp_path, [row])
-    assert evaluate_claims(claims, {"q": 0.55, "q_se": 0.05})[0]["status"] == "not informative"  # 0.15 < 0.25
-    assert evaluate_claims(claims, {"q": 0.55, "q_se": 0.01})[0]["status"] == "pass"  # 0.03 <= 0.25
+    # tolerance 3 x 0.09 = 0.27 spans more than a quarter of [0, 1]: the row could not have failed at 0.55
+    assert evaluate_claims(claims, {"q": 0.55, "q_se": 0.09})[0]["status"] == "not informative"
+    assert evaluate_claims(claims, {"q": 0.55, "q_se": 0.08})[0]["status"] == "pass"  # 0.24 <= 0.25
     assert evaluate_claims(claims, {"q": 0.1, "q_se": 0.09})[0]["status"] == "FAIL"  # 0.5 > 0.27: still a FAIL
     with pytest.raises(ValueError, match="range"):
         _load(tmp_path, [{**row, "range": [1, 0]}])
