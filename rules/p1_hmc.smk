@@ -64,8 +64,8 @@ rule p1_hmc_sample:
     # the chains run in parallel, one per thread (Snakemake caps the threads at --cores)
     threads: p1h_chains
     resources:
-        mem_mb=4000,
-        runtime=120,
+        mem_mb=planned_mem_mb("p1_hmc_sample"),
+        runtime=planned_runtime("p1_hmc_sample"),
     params:
         temperature=P1H["temperature"],
         sampler=P1H["sampler"],

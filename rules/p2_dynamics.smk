@@ -170,8 +170,8 @@ rule p2_trec_run:
     # no gpu: batches of 16 questions, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=120,
+        mem_mb=planned_mem_mb("p2_trec_run"),
+        runtime=planned_runtime("p2_trec_run"),
     params:
         trec=P2D_TREC,
     script:
@@ -221,8 +221,8 @@ rule p2_trec_sweep_run:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=120,
+        mem_mb=planned_mem_mb("p2_trec_sweep_run"),
+        runtime=planned_runtime("p2_trec_sweep_run"),
     params:
         trec=P2D_TREC,
         steps=P2D["trec_sweep_steps"],

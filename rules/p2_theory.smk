@@ -160,8 +160,8 @@ rule p2_pd_hypotheses:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=by_scale(30, 60, 360),
+        mem_mb=planned_mem_mb("p2_pd_hypotheses"),
+        runtime=planned_runtime("p2_pd_hypotheses"),
     params:
         skips=P2T["pd_hyp_skips"],
         n_samples=P2T["pd_hyp_samples"],
