@@ -143,8 +143,7 @@ def jobs_upstream(files, specs, producer):
 
 
 def by_scale(smoke, laptop, paper):
-    """The value of the active scale, e.g. `runtime=by_scale(10, 60, 360)`: declared limits sized from the cost plan
-    (results/costs/plan_<scale>.csv: at least twice each job's projection)."""
+    """The value of the active scale, e.g. `threads: by_scale(1, 1, 4)`."""
     return {"smoke": smoke, "laptop": laptop, "paper": paper}[SCALE]
 
 

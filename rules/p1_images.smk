@@ -43,8 +43,8 @@ rule p1_images_prepare:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p1_images_prepare"),
+        runtime=planned_runtime("p1_images_prepare"),
     script:
         "../scripts/p1_images_prepare.py"
 
@@ -216,8 +216,8 @@ rule p1_fig3b:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig3b"),
+        runtime=planned_runtime("p1_fig3b"),
     params:
         model="L2H4",
         sets=["omniglot", "fashion"],
@@ -246,8 +246,8 @@ rule p1_fig3c:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig3c"),
+        runtime=planned_runtime("p1_fig3c"),
     params:
         sign_null_permutations=P1I["sign_null_permutations"],
         seed=P1I["bootstrap_seed"],
@@ -271,8 +271,8 @@ rule p1_fig3d:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig3d"),
+        runtime=planned_runtime("p1_fig3d"),
     script:
         "../scripts/p1_images_fig3d.py"
 
@@ -294,8 +294,8 @@ rule p1_fig6:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig6"),
+        runtime=planned_runtime("p1_fig6"),
     params:
         model="L3H3",
         sets=["omniglot", "mnist", "fashion"],

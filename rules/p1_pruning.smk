@@ -90,8 +90,8 @@ rule p1_pruning_figures:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p1_pruning_figures"),
+        runtime=planned_runtime("p1_pruning_figures"),
     params:
         scale=SCALE,
     script:
