@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from smattn.config import ConfigError, load_schema, resolve_params
+from smattn.costplan import read_unit_costs, request
 from smattn.data.registry import RAW_FILES
 
 SCHEMA = load_schema(workflow.source_path("../schemas/config.schema.yaml"))
@@ -142,9 +143,36 @@ def jobs_upstream(files, specs, producer):
 
 
 def by_scale(smoke, laptop, paper):
-    """The value of the active scale, e.g. `runtime=by_scale(10, 60, 360)`: declared limits sized from the cost plan
-    (results/costs/plan_<scale>.csv: at least twice each job's projection)."""
+    """The value of the active scale, e.g. `threads: by_scale(1, 1, 4)`."""
     return {"smoke": smoke, "laptop": laptop, "paper": paper}[SCALE]
+
+
+# measured unit costs (benchmarks/unit_costs.py) from which planned_runtime/planned_mem_mb size a rule's requests
+UNIT_COSTS = "benchmarks/unit_costs.csv"
+_UNITS = read_unit_costs(workflow.source_path(f"../{UNIT_COSTS}"))
+
+
+def _request(rule, gpu, wildcards, threads, attempt):
+    wc = {k: str(v) for k, v in wildcards.items()}
+    return request(rule, PARAMS, wc, SCALE, attempt, units=_UNITS, threads=int(threads), gpu=gpu)
+
+
+def planned_runtime(rule, gpu=False):
+    """`runtime=planned_runtime("p1_images_train", gpu=True)`: the job's runtime (min) sized from the cost plan at the
+    active scale (smattn.costplan.request: 3-5x its projection, at least 10 min, within [2x, max(10x, 60 min)]),
+    doubled on each retry (Snakemake's attempt) so that a job that ran out of time can finish."""
+    return lambda wildcards, threads, attempt: _request(rule, gpu, wildcards, threads, attempt).runtime_min
+
+
+def planned_mem_mb(rule, gpu=False):
+    """`mem_mb=planned_mem_mb("p1_images_train", gpu=True)`: the projected peak memory plus a 50% margin."""
+    return lambda wildcards, threads: _request(rule, gpu, wildcards, threads, 1).mem_mb
+
+
+def gpu_threads():
+    """Threads of a gpu=1 job: 4 at paper scale (on a GPU: data loading, compilation, the host side), 1 otherwise
+    (on the CPU of a laptop, where one thread was not slower)."""
+    return by_scale(1, 1, 4)
 
 
 def p1h_chains(wildcards):

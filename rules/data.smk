@@ -76,7 +76,7 @@ rule data_summary:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=planned_mem_mb("data_summary"),
+        runtime=planned_runtime("data_summary"),
     script:
         "../scripts/data_summary.py"

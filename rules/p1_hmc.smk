@@ -31,8 +31,8 @@ rule p1_hmc_theory:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=15,
+        mem_mb=planned_mem_mb("p1_hmc_theory"),
+        runtime=planned_runtime("p1_hmc_theory"),
     params:
         widths=P1H["widths"],
         temperature=P1H["temperature"],
@@ -64,8 +64,8 @@ rule p1_hmc_sample:
     # the chains run in parallel, one per thread (Snakemake caps the threads at --cores)
     threads: p1h_chains
     resources:
-        mem_mb=4000,
-        runtime=120,
+        mem_mb=planned_mem_mb("p1_hmc_sample"),
+        runtime=planned_runtime("p1_hmc_sample"),
     params:
         temperature=P1H["temperature"],
         sampler=P1H["sampler"],
@@ -95,8 +95,8 @@ rule p1_fig2c:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig2c"),
+        runtime=planned_runtime("p1_fig2c"),
     script:
         "../scripts/p1_hmc_fig2c.py"
 
@@ -115,8 +115,8 @@ rule p1_fig2d:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig2d"),
+        runtime=planned_runtime("p1_fig2d"),
     script:
         "../scripts/p1_hmc_fig2d.py"
 
@@ -138,8 +138,8 @@ rule p1_fig2e:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig2e"),
+        runtime=planned_runtime("p1_fig2e"),
     params:
         head="random",
         title="good + denoising paths (random layer-1 head), sigma_perp = 5",
@@ -161,8 +161,8 @@ rule p1_fig5b:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig5b"),
+        runtime=planned_runtime("p1_fig5b"),
     script:
         "../scripts/p1_hmc_fig5b.py"
 
@@ -184,8 +184,8 @@ rule p1_fig5c:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig5c"),
+        runtime=planned_runtime("p1_fig5c"),
     params:
         head="uniform",
         title="good + denoising paths (uniform layer-1 head), sigma_perp = 5",

@@ -43,8 +43,8 @@ rule p1_images_prepare:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p1_images_prepare"),
+        runtime=planned_runtime("p1_images_prepare"),
     script:
         "../scripts/p1_images_prepare.py"
 
@@ -66,11 +66,11 @@ rule p1_images_train:
     priority: 50
     conda:
         "../envs/torch.yaml"
-    threads: 1
+    threads: gpu_threads()
     # gpu=1: paper-size training is GEMM-bound, CPU days vs GPU hours (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
-        mem_mb=4000,
-        runtime=lambda wc: 60 if SCALE != "paper" else 600,
+        mem_mb=planned_mem_mb("p1_images_train", gpu=True),
+        runtime=planned_runtime("p1_images_train", gpu=True),
         gpu=1,
     params:
         n_layers=lambda wc: P1I_MODELS[wc.model][0],
@@ -121,8 +121,8 @@ rule p1_images_export:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=6000,
-        runtime=20,
+        mem_mb=planned_mem_mb("p1_images_export"),
+        runtime=planned_runtime("p1_images_export"),
     params:
         P=P1I["P"],
         n_test=P1I["n_test"],
@@ -152,8 +152,8 @@ rule p1_images_theory:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc: 12000 if wc.model == "L2H4" else 30000,
-        runtime=lambda wc: 60 if SCALE != "paper" else 600,
+        mem_mb=planned_mem_mb("p1_images_theory"),
+        runtime=planned_runtime("p1_images_theory"),
     params:
         widths=P1I["widths"],
         temperatures=P1I["temperatures"],
@@ -182,13 +182,14 @@ rule p1_images_sample:
     priority: 50
     conda:
         "../envs/torch.yaml"
-    # one thread: the chains spread over 2 host devices (threads: 2) were not faster on the 2-core laptop (warm-up
-    # 207 -> 190 s, first half of the samples 264 -> 287 s, idle machine) and kept the other core from other jobs
-    threads: 1
+    # one thread on a CPU: the chains spread over 2 host devices (threads: 2) were not faster on the 2-core laptop
+    # (warm-up 207 -> 190 s, first half of the samples 264 -> 287 s, idle machine) and kept the other core from other
+    # jobs; on a GPU (paper scale) the chains are vectorised on the card and the threads serve the host side
+    threads: gpu_threads()
     # gpu=1: every gradient factors the P x P training kernel, P = 600 (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
-        mem_mb=8000,
-        runtime=lambda wc: 60 if SCALE != "paper" else 720,
+        mem_mb=planned_mem_mb("p1_images_sample", gpu=True),
+        runtime=planned_runtime("p1_images_sample", gpu=True),
         gpu=1,
     params:
         sampler=P1I["sampler"],
@@ -215,8 +216,8 @@ rule p1_fig3b:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig3b"),
+        runtime=planned_runtime("p1_fig3b"),
     params:
         model="L2H4",
         sets=["omniglot", "fashion"],
@@ -245,8 +246,8 @@ rule p1_fig3c:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig3c"),
+        runtime=planned_runtime("p1_fig3c"),
     params:
         sign_null_permutations=P1I["sign_null_permutations"],
         seed=P1I["bootstrap_seed"],
@@ -270,8 +271,8 @@ rule p1_fig3d:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig3d"),
+        runtime=planned_runtime("p1_fig3d"),
     script:
         "../scripts/p1_images_fig3d.py"
 
@@ -293,8 +294,8 @@ rule p1_fig6:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p1_fig6"),
+        runtime=planned_runtime("p1_fig6"),
     params:
         model="L3H3",
         sets=["omniglot", "mnist", "fashion"],

@@ -26,8 +26,8 @@ rule p1_pruning_theory_U:
         "../envs/torch.yaml"
     threads: 2
     resources:
-        mem_mb=lambda wc: 8000 if wc.model == "L2H4" else 16000,
-        runtime=lambda wc: 30 if SCALE != "paper" else 240,
+        mem_mb=planned_mem_mb("p1_pruning_theory_U"),
+        runtime=planned_runtime("p1_pruning_theory_U"),
     params:
         N=P1P["theory_N"],
         T=P1P["theory_T"],
@@ -58,8 +58,8 @@ rule p1_pruning_evaluate:
         "../envs/torch.yaml"
     threads: 2
     resources:
-        mem_mb=6000,
-        runtime=lambda wc: 30 if SCALE != "paper" else 120,
+        mem_mb=planned_mem_mb("p1_pruning_evaluate"),
+        runtime=planned_runtime("p1_pruning_evaluate"),
     params:
         n_omniglot=P1P["n_omniglot"],
         random_orders=P1P["random_orders"],
@@ -90,8 +90,8 @@ rule p1_pruning_figures:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p1_pruning_figures"),
+        runtime=planned_runtime("p1_pruning_figures"),
     params:
         scale=SCALE,
     script:

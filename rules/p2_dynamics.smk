@@ -29,8 +29,8 @@ rule p2_gamp_run:
     # no gpu: NumPy only, nothing of it can run on a GPU (docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=60,
+        mem_mb=planned_mem_mb("p2_gamp_run"),
+        runtime=planned_runtime("p2_gamp_run"),
     params:
         d=P2D["gamp_iter_d"],
         alpha=P2D["gamp_iter_alpha"],
@@ -59,8 +59,8 @@ rule p2_fig2_left:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p2_fig2_left"),
+        runtime=planned_runtime("p2_fig2_left"),
     script:
         "../scripts/p2_dynamics_fig2_left.py"
 
@@ -78,8 +78,8 @@ rule p2_gamp_growth:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=60,
+        mem_mb=planned_mem_mb("p2_gamp_growth"),
+        runtime=planned_runtime("p2_gamp_growth"),
     params:
         d=P2D["gamp_growth_d"],
         alpha=P2D["gamp_iter_alpha"],
@@ -108,8 +108,8 @@ rule p2_sgd_train:
     # no gpu: d = 500, batch 200, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=planned_mem_mb("p2_sgd_train"),
+        runtime=planned_runtime("p2_sgd_train"),
     params:
         d=P2D["sgd_d"],
         alpha=P2D["sgd_alpha"],
@@ -144,8 +144,8 @@ rule p2_fig2_right:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p2_fig2_right"),
+        runtime=planned_runtime("p2_fig2_right"),
     params:
         epoch_axis=P2D["sgd_epoch_axis"],
     script:
@@ -170,8 +170,8 @@ rule p2_trec_run:
     # no gpu: batches of 16 questions, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu)
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=120,
+        mem_mb=planned_mem_mb("p2_trec_run"),
+        runtime=planned_runtime("p2_trec_run"),
     params:
         trec=P2D_TREC,
     script:
@@ -196,8 +196,8 @@ rule p2_fig3_right:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p2_fig3_right"),
+        runtime=planned_runtime("p2_fig3_right"),
     script:
         "../scripts/p2_dynamics_fig3_right.py"
 
@@ -221,8 +221,8 @@ rule p2_trec_sweep_run:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=120,
+        mem_mb=planned_mem_mb("p2_trec_sweep_run"),
+        runtime=planned_runtime("p2_trec_sweep_run"),
     params:
         trec=P2D_TREC,
         steps=P2D["trec_sweep_steps"],
@@ -252,7 +252,7 @@ rule p2_trec_sweep:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p2_trec_sweep"),
+        runtime=planned_runtime("p2_trec_sweep"),
     script:
         "../scripts/p2_dynamics_trec_sweep.py"

@@ -26,8 +26,8 @@ rule p2_l2_state_evolution:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=60,
+        mem_mb=planned_mem_mb("p2_l2_state_evolution"),
+        runtime=planned_runtime("p2_l2_state_evolution"),
     params:
         **{
             k: P2T[k]
@@ -66,8 +66,8 @@ rule p2_gamp_alpha:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=60,
+        mem_mb=planned_mem_mb("p2_gamp_alpha"),
+        runtime=planned_runtime("p2_gamp_alpha"),
     params:
         d=P2T["gamp_sweep_d"],
         runs=P2T["gamp_sweep_runs"],
@@ -111,8 +111,8 @@ rule p2_fig1_left:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=planned_mem_mb("p2_fig1_left"),
+        runtime=planned_runtime("p2_fig1_left"),
     script:
         "../scripts/p2_theory_fig1_left.py"
 
@@ -131,8 +131,8 @@ rule p2_thresholds_c:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=30,
+        mem_mb=planned_mem_mb("p2_thresholds_c"),
+        runtime=planned_runtime("p2_thresholds_c"),
     params:
         n_k=P2T["pd_n_k"],
         last_se_target=P2T["pd_last_se_target"],
@@ -160,8 +160,8 @@ rule p2_pd_hypotheses:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=by_scale(30, 60, 360),
+        mem_mb=planned_mem_mb("p2_pd_hypotheses"),
+        runtime=planned_runtime("p2_pd_hypotheses"),
     params:
         skips=P2T["pd_hyp_skips"],
         n_samples=P2T["pd_hyp_samples"],
@@ -194,8 +194,8 @@ rule p2_first_layer_stability:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=planned_mem_mb("p2_first_layer_stability"),
+        runtime=planned_runtime("p2_first_layer_stability"),
     params:
         skip_c=P2T["skip_c"],
         n_samples=P2T["fs_n_samples"],
@@ -230,8 +230,8 @@ rule p2_fig1_right:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p2_fig1_right"),
+        runtime=planned_runtime("p2_fig1_right"),
     params:
         scale=SCALE,
         v_reg=P2T["pd_v_reg"],
@@ -255,8 +255,8 @@ rule p2_alpha_critical_csv:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=planned_mem_mb("p2_alpha_critical_csv"),
+        runtime=planned_runtime("p2_alpha_critical_csv"),
     script:
         "../scripts/p2_theory_alpha_critical_csv.py"
 
@@ -273,8 +273,8 @@ rule p2_l3_authors_estimator:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=30,
+        mem_mb=planned_mem_mb("p2_l3_authors_estimator"),
+        runtime=planned_runtime("p2_l3_authors_estimator"),
     params:
         skip_c=P2T["skip_c"],
         alphas=P2T["l3_authors_alphas"],
@@ -303,8 +303,8 @@ rule p2_l3_state_evolution:
         "../envs/jax.yaml"
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=planned_mem_mb("p2_l3_state_evolution"),
+        runtime=planned_runtime("p2_l3_state_evolution"),
     params:
         skip_c=P2T["skip_c"],
         alphas=P2T["l3_alphas"],
@@ -340,8 +340,8 @@ rule p2_fig3_left:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p2_fig3_left"),
+        runtime=planned_runtime("p2_fig3_left"),
     params:
         skip_c=P2T["skip_c"],
     script:
@@ -360,8 +360,8 @@ rule p2_fig5_clamped:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=planned_mem_mb("p2_fig5_clamped"),
+        runtime=planned_runtime("p2_fig5_clamped"),
     params:
         skip_c=P2T["skip_c"],
         alpha=P2T["fig5_alpha"],
@@ -392,8 +392,8 @@ rule p2_fig5:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=planned_mem_mb("p2_fig5"),
+        runtime=planned_runtime("p2_fig5"),
     params:
         skip_c=P2T["skip_c"],
     script:
@@ -420,8 +420,8 @@ rule p2_se_crosscheck:
         "../envs/jax.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=30,
+        mem_mb=planned_mem_mb("p2_se_crosscheck"),
+        runtime=planned_runtime("p2_se_crosscheck"),
     params:
         skip_c=P2T["skip_c"],
         v_reg=P2T["v_reg"],

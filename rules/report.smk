@@ -94,7 +94,6 @@ COST_JOBS = {
 # each computing job with its threads, declared resources and the jobs it waits for (the DAG of the cost table's
 # critical path and of the cost plan)
 JOB_SPECS, JOB_PRODUCER = job_specs(COST_JOBS)
-UNIT_COSTS = "benchmarks/unit_costs.csv"  # measured unit costs (benchmarks/unit_costs.py)
 
 
 localrules:
@@ -108,8 +107,8 @@ localrules:
 
 rule cost_plan:
     """What every computing job of `all` will cost at the configured scale, before anything runs: projected CPU and
-    GPU hours, peak memory, beside the declared runtime and mem_mb, flagging a runtime below twice its projection
-    (smattn.costplan; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --cores 1 --config scale=paper`.
+    GPU hours, peak memory, beside the declared runtime and mem_mb, flagging a runtime below twice its projection or
+    above max(10x, 60 min) (smattn.costplan; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --cores 1 --config scale=paper`.
     """
     input:
         units=UNIT_COSTS,

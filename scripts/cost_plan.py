@@ -4,7 +4,15 @@ the critical path, the ideal time on the run's cores and every flagged job."""
 
 import os
 
-from smattn.costplan import PLAN_COLUMNS, plan_summary, project_job, read_unit_costs
+from smattn.costplan import (
+    PLAN_COLUMNS,
+    RUNTIME_CEILING,
+    RUNTIME_CEILING_MIN,
+    RUNTIME_MARGIN,
+    plan_summary,
+    project_job,
+    read_unit_costs,
+)
 from smattn.costs import human_duration
 from smattn.io import write_csv, write_text
 from smattn.scriptio import run
@@ -18,6 +26,9 @@ def summary_markdown(s: dict, scale: str, units) -> str:
         f"path {human_duration(3600 * s['critical_path_h'])}, ideal time on {s['cores']} cores "
         f"{human_duration(3600 * s['ideal_h'])} (GPU jobs on a GPU at paper scale, on the CPU otherwise).",
         "",
+        f"Requested from the scheduler (threads x runtime; first attempts): {s['requested_cpu_h']:.2f} CPU-hours and "
+        f"{s['requested_gpu_h']:.2f} GPU-hours (smattn.costplan.request sizes each job's runtime and mem_mb).",
+        "",
         "| group | jobs | CPU-hours | GPU-hours |",
         "| --- | ---: | ---: | ---: |",
         *(f"| `{g}` | {v['jobs']} | {v['cpu_h']:.3f} | {v['gpu_h']:.3f} |" for g, v in s["groups"].items()),
@@ -25,7 +36,8 @@ def summary_markdown(s: dict, scale: str, units) -> str:
         "",
         "Critical path: " + " -> ".join(s["critical_path"]) + ".",
         "",
-        f"Flagged jobs (declared runtime below 2x the projection, or mem_mb below the projected peak): "
+        f"Flagged jobs (declared runtime below {RUNTIME_MARGIN:g}x the projection or above max({RUNTIME_CEILING:g}x, "
+        f"{RUNTIME_CEILING_MIN:g} min), or mem_mb below the projected peak): "
         f"{len(s['flagged'])}",
         *(f"- `{r.rule}` {r.wildcards}: {r.flag}" for r in s["flagged"]),
         "",
@@ -53,7 +65,8 @@ def main(io):
     write_text(io.output.summary, summary_markdown(s, scale, units))
     print(
         f"plan {scale}: {s['jobs']} jobs, {s['cpu_h']:.2f} CPU-h, {s['gpu_h']:.2f} GPU-h, "
-        f"{len(s['flagged'])} flagged; critical path {s['critical_path_h']:.2f} h"
+        f"{len(s['flagged'])} flagged; critical path {s['critical_path_h']:.2f} h; requested "
+        f"{s['requested_cpu_h']:.2f} CPU-h, {s['requested_gpu_h']:.2f} GPU-h"
     )
     for r in s["flagged"]:
         print(f"FLAGGED {r.rule} {r.wildcards}: {r.flag}")

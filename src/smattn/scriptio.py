@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from .device import set_threads
+from .device import GPUUnavailableError, set_threads
 
 
 @dataclass
@@ -219,12 +220,32 @@ def from_argv(argv: Sequence[str] | None = None) -> ScriptIO:
     return io
 
 
+#: exit status of a job that failed for a reason a retry cannot change: a gpu=1 job that must run on a GPU and sees
+#: none (smattn.device.GPUUnavailableError). Its log ends with "[smattn] FAILED ... (deterministic ...)". Snakemake
+#: resubmits every failed job alike (profiles/slurm: retries); such a job fails again within seconds of its start.
+EXIT_DETERMINISTIC = 3
+
+
 def run(main: Callable[[ScriptIO], object], smk=None, argv: Sequence[str] | None = None) -> None:
-    """Build the ScriptIO (from ``smk`` or the command line), route output to the log and call ``main``."""
+    """Build the ScriptIO (from ``smk`` or the command line), route output to the log and call ``main``; a failure
+    that a retry cannot change exits with ``EXIT_DETERMINISTIC``."""
     io = from_snakemake(smk) if smk is not None else from_argv(argv)
     set_threads(io.threads)
+    try:
+        _run_logged(main, io)
+    except GPUUnavailableError as err:
+        if io.log is not None:  # the traceback is in the log; the reason also where the job was started
+            print(f"GPUUnavailableError: {err} (log: {io.log})", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_DETERMINISTIC) from err
+
+
+def _run_logged(main: Callable[[ScriptIO], object], io: ScriptIO) -> None:
     if io.log is None:
-        main(io)
+        try:
+            main(io)
+        except GPUUnavailableError:
+            traceback.print_exc()
+            raise
         return
     Path(io.log).parent.mkdir(parents=True, exist_ok=True)
     with open(io.log, "a", buffering=1, encoding="utf-8") as fh:
@@ -233,8 +254,9 @@ def run(main: Callable[[ScriptIO], object], smk=None, argv: Sequence[str] | None
             print(f"[smattn] start {time.strftime('%Y-%m-%d %H:%M:%S')} threads={io.threads}", flush=True)
             try:
                 main(io)
-            except BaseException:
+            except BaseException as err:
                 traceback.print_exc()
-                print(f"[smattn] FAILED after {time.time() - t0:.1f} s", flush=True)
+                why = " (deterministic: a retry fails the same way)" if isinstance(err, GPUUnavailableError) else ""
+                print(f"[smattn] FAILED after {time.time() - t0:.1f} s{why}", flush=True)
                 raise
             print(f"[smattn] done in {time.time() - t0:.1f} s", flush=True)

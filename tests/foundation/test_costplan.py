@@ -123,3 +123,56 @@ def test_unit_table_roundtrip_and_choice(tmp_path):
     # a rule running the same code as another borrows its unit costs until it has its own
     trec = [unit("p2_trec_run", s_per_unit=0.3)]
     assert costplan.choose_unit(trec, "p2_trec_sweep_run", "cpu", "paper").s_per_unit == 0.3
+
+
+@pytest.mark.parametrize(
+    "seconds, runtime",
+    [
+        (600.0, 30),  # 10 min projected: 3 x (measured unit cost), inside [20, 100]
+        (6.0, 10),  # 0.1 min: the 10-minute floor, inside [0.2, 60]
+        (36000.0, 1800),  # 10 h: 3 x, inside [1200, 6000]
+    ],
+)
+def test_request_is_three_times_a_measured_projection_within_the_plans_bounds(monkeypatch, seconds, runtime):
+    """A job projected at `seconds` (1 s per unit, no overhead, one core) requests the runtime worked out by hand,
+    between 2x its projection and max(10x, 60 min), doubled on each retry; memory: its 1000 MB peak + 50%."""
+    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: float(wc["n"]))
+    u = unit("toy", overhead_s=0.0, s_per_unit=1.0, rss_base_mb=1000.0)
+    r = costplan.request("toy", {}, {"n": str(seconds)}, "paper", units=[u])
+    minutes = seconds / 60
+    assert r.runtime_min == runtime and 2 * minutes <= r.runtime_min <= max(10 * minutes, 60)
+    assert (r.mem_mb, r.device, r.wall_s) == (1500, "cpu", seconds)
+    retries = [costplan.request("toy", {}, {"n": str(seconds)}, "paper", a, units=[u]).runtime_min for a in (2, 3)]
+    assert retries == [2 * runtime, 4 * runtime]
+
+
+def test_request_of_a_gpu_job_uses_the_card_at_paper_scale_and_the_cpu_peak_for_memory(monkeypatch):
+    """At paper scale a gpu=1 job is sized from the GPU row (computed: 5x its 120 s, 10 min), its memory from the
+    larger of the GPU row's 4000 MB and the 5000 MB it held on a CPU (x 1.5 = 7500); elsewhere from the CPU row (30 x
+    0.5 s = 15 s on two of its threads: 7.5 s, the 10-minute floor)."""
+    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: 30.0)
+    units = [
+        unit("toy", s_per_unit=0.5, overhead_s=0.0, cpu_per_wall=4.0, rss_base_mb=5000.0),
+        unit("toy", device="gpu", s_per_unit=2.0, overhead_s=60.0, rss_base_mb=4000.0, basis="computed"),
+    ]
+    g = costplan.request("toy", {}, {}, "paper", units=units, threads=4, gpu=True)
+    assert (g.device, g.basis, g.wall_s, g.runtime_min, g.mem_mb) == ("gpu", "computed", 120.0, 10, 7500)
+    u = unit("toy", device="gpu", s_per_unit=20.0, overhead_s=0.0, basis="computed")  # 600 s: 5 x 10 min
+    assert costplan.request("toy", {}, {}, "paper", units=[u], gpu=True).runtime_min == 50
+    c = costplan.request("toy", {}, {}, "laptop", units=units, threads=2, gpu=True)
+    assert (c.device, c.wall_s, c.runtime_min, c.mem_mb) == ("cpu", 7.5, 10, 7500)
+    with pytest.raises(ValueError, match="no unit cost for other on cpu"):
+        costplan.request("other", {}, {}, "paper", units=units)
+
+
+def test_plan_flags_requests_above_ten_times_the_projection_or_an_hour(monkeypatch):
+    """A job projected at 1 min (60 units of 1 s) may ask up to 60 min; one projected at 12 min up to 120 min."""
+    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: float(wc.get("n", 60)))
+    units = [unit("toy", overhead_s=0.0, s_per_unit=1.0)]
+    job = {"group": "g", "rule": "toy", "wildcards": "", "threads": 1, "gpu": 0, "mem_mb": 3000}
+    assert costplan.project_job({**job, "runtime": 60}, {}, units, "paper", False).flag == ""
+    over = costplan.project_job({**job, "runtime": 61}, {}, units, "paper", False).flag
+    assert over == "runtime 61 min > max(10 x projected 1.0 min, 60 min)"
+    long = {**job, "wildcards": "n=720"}
+    assert costplan.project_job({**long, "runtime": 120}, {}, units, "paper", False).flag == ""
+    assert costplan.project_job({**long, "runtime": 121}, {}, units, "paper", False).flag.startswith("runtime 121")

@@ -51,6 +51,27 @@ def test_snakemake_object_and_failure_logged(tmp_path):
     assert "bad input x" in log.read_text() and "FAILED" in log.read_text()
 
 
+@pytest.mark.parametrize("with_log", [True, False])
+def test_a_job_without_its_gpu_exits_with_the_deterministic_status(tmp_path, capsys, with_log):
+    """A job stopped by GPUUnavailableError exits with status 3 (a retry fails the same way) and says so in its log;
+    any other failure keeps its exception (status 1 from Python)."""
+    from smattn.device import GPUUnavailableError
+    from smattn.scriptio import EXIT_DETERMINISTIC
+
+    log = tmp_path / "g.log"
+    args = ["--log", str(log)] if with_log else []
+
+    def no_gpu(io):
+        raise GPUUnavailableError("must run on a GPU")
+
+    with pytest.raises(SystemExit) as ex:
+        run(no_gpu, None, args)
+    assert ex.value.code == EXIT_DETERMINISTIC == 3
+    text = log.read_text() if with_log else capsys.readouterr().err
+    assert "GPUUnavailableError: must run on a GPU" in text
+    assert ("(deterministic: a retry fails the same way)" in text) == with_log
+
+
 def test_bad_params_json():
     with pytest.raises(SystemExit, match="not valid JSON"):
         run(lambda io: None, None, ["--params", "{nope"])

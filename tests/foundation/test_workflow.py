@@ -490,8 +490,9 @@ def test_group_target_builds_its_figures_claims_and_exactly_its_jobs_costs(workd
 @pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
 def test_cost_plan_flags_no_job(workdir, scale):
     """`snakemake cost_plan` projects every computing job of `all` from benchmarks/unit_costs.csv without running
-    one, and no job's declared runtime is below twice its projection nor its mem_mb below its projected peak; at paper
-    scale the GPU jobs are exactly the gpu=1 rules'."""
+    one, and no job's declared runtime is below twice its projection or above max(10x, 60 min), nor its mem_mb below
+    its projected peak; the GPU jobs ask for at most 2 GPU-hours in all, and at paper scale they are exactly the gpu=1
+    rules'."""
     r = snakemake(["cost_plan", "--cores", "1", "--config", f"scale={scale}"], workdir)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "Finished jobid: 0 (Rule: cost_plan)" in r.stderr and "1 of 1 steps" in r.stderr, r.stderr[-2000:]
@@ -500,5 +501,14 @@ def test_cost_plan_flags_no_job(workdir, scale):
     assert len(plan) > 60
     assert [(p["rule"], p["wildcards"], p["flag"]) for p in plan if p["flag"]] == []
     assert all(float(p["runtime_over_projection"]) >= 2.0 for p in plan)
+    # no job asks for more than max(10x its projection, 60 min)
+    over = [
+        (p["rule"], p["wildcards"], p["runtime_min"])
+        for p in plan
+        if float(p["runtime_min"]) > max(10 * 60 * float(p["wall_h"]), 60)
+    ]
+    assert over == []
+    gpu_h = sum(float(p["runtime_min"]) for p in plan if p["device"] == "gpu") / 60
+    assert gpu_h <= 2.0
     gpu = {p["rule"] for p in plan if p["device"] == "gpu"}
     assert gpu == ({"p1_images_train", "p1_images_sample"} if scale == "paper" else set())
