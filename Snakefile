@@ -79,6 +79,10 @@ CLAIM_FILES = [
 ]
 
 
+# with --cache: the rules whose outputs come from the between-workflow cache have no benchmark (Snakemake's rule)
+drop_cached_benchmarks(workflow.rules)
+
+
 include: "rules/report.smk"
 
 

@@ -14,6 +14,9 @@
 #   results/benchmarks/<group>/<rule>[_<wildcards>].tsv; local rules and pure aggregation have no benchmark.
 #   The cost table (rule cost_table in rules/report.smk) reads the benchmark of every job of the targets, so a
 #   new computing rule (or new wildcard values) is added to its list COST_JOBS with benchmarks() below.
+# - Expensive rules whose outputs follow from their inputs and params alone are marked `cache: OUTPUT_CACHE` and take
+#   `**LIBRARY_KEY` in their params: with --cache and $SNAKEMAKE_OUTPUT_CACHE their outputs are shared between
+#   checkouts (docs/cluster.md#sharing-expensive-outputs-between-checkouts). Without --cache they are ordinary rules.
 
 import itertools
 import os
@@ -40,6 +43,37 @@ group_params = PARAMS.__getitem__
 raw = lambda relpath: f"{DATA_DIR}/{relpath}"
 
 
+# Between-workflow output cache (Snakemake's --cache, location $SNAKEMAKE_OUTPUT_CACHE). Snakemake hashes a cached
+# job's script, params, raw inputs and upstream jobs, but not the library the script imports: LIBRARY_KEY adds a hash
+# of src/smattn to the params of cached rules. It and the cache directive exist only in runs with --cache, so that a
+# library edit never reruns these jobs in ordinary runs (Snakemake's params rerun trigger).
+OUTPUT_CACHE = workflow.enable_cache and bool(os.environ.get("SNAKEMAKE_OUTPUT_CACHE"))
+
+
+def library_hash():
+    """SHA-256 over the relative paths and contents of the imported smattn package's Python files."""
+    import hashlib
+    import smattn
+
+    root = Path(smattn.__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+LIBRARY_KEY = {"library": library_hash()} if OUTPUT_CACHE else {}
+
+
+def drop_cached_benchmarks(rules):
+    """Snakemake refuses a benchmark on a cached rule (an output taken from the cache has no run to measure): with
+    --cache, the rules marked `cache: OUTPUT_CACHE` lose theirs, and benchmarks() leaves them out of the cost table.
+    Called once, after every computing rule is defined and before the cost table's job list."""
+    for r in rules:
+        if r.cache is not None and r.cache.output:
+            r._benchmark = None
+
+
 def figure(stem, caption, category, subcategory, name=""):
     """Declared outputs of one figure at `stem` (a path without suffix): PNG in the report (caption
     report/<caption>.rst), PDF, CSV of the plotted data. Output names png, pdf, csv, or <name>_png, ... for a rule
@@ -64,6 +98,8 @@ def benchmarks(rule, **wildcard_values):
     per wildcard of the rule, combined as by expand()), as {path: {"group", "rule", "wildcards"}} in that order;
     the group is the benchmark's folder (results/benchmarks/<group>/), the wildcards are "name=value ..." text."""
     name = rule.rule.name
+    if not rule.rule.benchmark and rule.rule.cache is not None and rule.rule.cache.output:
+        return {}  # outputs from the between-workflow cache (drop_cached_benchmarks): no cost to measure
     if not rule.rule.benchmark:
         raise WorkflowError(f"rule {name} has no benchmark")
     if set(wildcard_values) != set(rule.rule.wildcard_names):

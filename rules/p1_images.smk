@@ -63,6 +63,8 @@ rule p1_images_train:
         "results/benchmarks/p1_images/p1_images_train_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
+    # between-workflow cache with --cache (docs/cluster.md#sharing-expensive-outputs-between-checkouts)
+    cache: OUTPUT_CACHE
     priority: 50
     conda:
         "../envs/torch.yaml"
@@ -73,6 +75,7 @@ rule p1_images_train:
         runtime=planned_runtime("p1_images_train", gpu=True),
         gpu=1,
     params:
+        **LIBRARY_KEY,
         n_layers=lambda wc: P1I_MODELS[wc.model][0],
         n_heads=lambda wc: P1I_MODELS[wc.model][1],
         qk_dim=lambda wc: P1I_MODELS[wc.model][2],

@@ -22,6 +22,8 @@ rule p2_l2_state_evolution:
         "logs/p2_theory/p2_l2_state_evolution.log",
     benchmark:
         "results/benchmarks/p2_theory/p2_l2_state_evolution.tsv"
+    # between-workflow cache with --cache (docs/cluster.md#sharing-expensive-outputs-between-checkouts)
+    cache: OUTPUT_CACHE
     conda:
         "../envs/jax.yaml"
     threads: 1
@@ -47,6 +49,7 @@ rule p2_l2_state_evolution:
                 "error_samples",
             )
         },
+        **LIBRARY_KEY,
     script:
         "../scripts/p2_theory_l2_curve.py"
 
@@ -127,6 +130,8 @@ rule p2_thresholds_c:
         "results/benchmarks/p2_theory/p2_thresholds_c_{c}.tsv"
     wildcard_constraints:
         c=r"[0-9.e-]+",
+    # between-workflow cache with --cache (docs/cluster.md#sharing-expensive-outputs-between-checkouts)
+    cache: OUTPUT_CACHE
     conda:
         "../envs/jax.yaml"
     threads: 1
@@ -134,6 +139,7 @@ rule p2_thresholds_c:
         mem_mb=planned_mem_mb("p2_thresholds_c"),
         runtime=planned_runtime("p2_thresholds_c"),
     params:
+        **LIBRARY_KEY,
         n_k=P2T["pd_n_k"],
         last_se_target=P2T["pd_last_se_target"],
         n_first=P2T["pd_n_first"],
@@ -299,6 +305,8 @@ rule p2_l3_state_evolution:
         "logs/p2_theory/p2_l3_state_evolution.log",
     benchmark:
         "results/benchmarks/p2_theory/p2_l3_state_evolution.tsv"
+    # between-workflow cache with --cache (docs/cluster.md#sharing-expensive-outputs-between-checkouts)
+    cache: OUTPUT_CACHE
     conda:
         "../envs/jax.yaml"
     threads: 2
@@ -306,6 +314,7 @@ rule p2_l3_state_evolution:
         mem_mb=planned_mem_mb("p2_l3_state_evolution"),
         runtime=planned_runtime("p2_l3_state_evolution"),
     params:
+        **LIBRARY_KEY,
         skip_c=P2T["skip_c"],
         alphas=P2T["l3_alphas"],
         n_samples=P2T["l3_n_samples"],
