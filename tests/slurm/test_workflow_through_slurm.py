@@ -135,7 +135,7 @@ def runs(slurm_cluster, tmp_path_factory, copy_workflow):
         [*TARGETS, *SLURM_ARGS, *SMOKE], slurm_dir, timeout=600, cluster=slurm_cluster, log_name="slurm"
     )
     assert via_slurm.returncode == 0 and not via_slurm.timed_out, via_slurm.tail()
-    TIMINGS[f"smoke targets through SLURM ({len(TARGETS)} figures, snakemake wall time)"] = via_slurm.seconds
+    TIMINGS[f"smoke targets through SLURM ({len(TARGETS)} targets, snakemake wall time)"] = via_slurm.seconds
     TIMINGS["the same targets run locally (--cores 2)"] = local.seconds
     print(
         f"\n[slurm] smoke targets {TARGETS}: local run {local.seconds:.1f} s, through SLURM {via_slurm.seconds:.1f} s"
