@@ -57,10 +57,10 @@ def test_dry_run_slurm_profile_without_slurm(workdir):
 
 
 def dry_run_resources(output: str) -> list[tuple[str, dict]]:
-    """[(rule, {resource: value})] of every job block a dry run prints."""
+    """[(rule, {resource: value})] of every job block a dry run prints (also the indented jobs of a group job)."""
     jobs = []
-    for block in re.split(r"^\[[^\]]+\]$", output, flags=re.M):
-        rule = re.search(r"^(?:local)?rule (\w+):$", block, re.M)
+    for block in re.split(r"^\s*\[[^\]]+\]$", output, flags=re.M):
+        rule = re.search(r"^\s*(?:local)?rule (\w+):$", block, re.M)
         res = re.search(r"^\s+resources: (.*)$", block, re.M)
         if rule and res:
             jobs.append((rule.group(1), dict(item.split("=", 1) for item in res.group(1).split(", "))))

@@ -1,7 +1,8 @@
 """The project's own workflow through the SLURM profile: smoke targets of each paper (one with a gpu=1 training) are
-built on the test cluster; every job (except the local raw-data fetch) is a SLURM job with the rule's resources, a GPU
-request and the gpu partition exactly where the rule declares gpu=1 and the cpu partition everywhere else, and the
-outputs equal those of a local run with the same seeds. At paper scale a gpu=1 job that sees no GPU stops at once."""
+built on the test cluster; every job (except the local raw-data fetch) runs in a SLURM job, alone with its rule's
+resources or in its profile group's bundle with the bundle's summed resources, a GPU request and the gpu partition
+exactly where the rule declares gpu=1 and the cpu partition everywhere else, and the outputs equal those of a local
+run with the same seeds. At paper scale a gpu=1 job that sees no GPU stops at once."""
 
 from __future__ import annotations
 
@@ -11,16 +12,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from PIL import Image
 
-from .conftest import ACCOUNT, CLUSTER_CONFIG, PARTITIONS, SLURM_ARGS, TIMINGS, slurm_jobs, snakemake_run
+from .conftest import ACCOUNT, CLUSTER_CONFIG, PARTITIONS, REPO, SLURM_ARGS, TIMINGS, slurm_jobs, snakemake_run
 
 pytestmark = pytest.mark.slurm
 
-# Quick smoke targets: P2 Fig. 2 right (SGD training, then the figure), P1 Fig. 2d (theory, then the figure) and the
-# L2H4 image-task network (image preparation, then a gpu=1 training: on the CPU at smoke scale).
+# Quick smoke targets: P2 Fig. 2 right (SGD training, then the figure), P2 Fig. 2 left (two GAMP runs, then the
+# figure), P1 Fig. 2d (theory, then the figure) and the L2H4 image-task network (image preparation, then a gpu=1
+# training: on the CPU at smoke scale). The profile bundles the two GAMP runs into one SLURM job and the two P2
+# figures into another (groups p2_gamp_runs and p2_dynamics_figures: 2 CPUs each, what the test node has).
 TRAINING = "results/p1_images/L2H4/train.json"
-TARGETS = ["figures/p2/fig2_right_sgd.png", "figures/p1/fig2d.png", TRAINING]
+TARGETS = ["figures/p2/fig2_right_sgd.png", "figures/p2/fig2_left_gamp.png", "figures/p1/fig2d.png", TRAINING]
+# rule -> group of the SLURM profile's job grouping
+PROFILE_GROUPS = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())["groups"]
 LOCAL_RULES = {"fetch_raw"}
 SMOKE = ["--config", "scale=smoke", CLUSTER_CONFIG]
 TIMING_KEY = re.compile(r"(^|_)(time|times|second|seconds|ms|wall|elapsed|runtime|duration)(_|$)|_s$", re.I)
@@ -47,11 +53,18 @@ def job_blocks(output: str) -> dict[str, dict]:
     return jobs
 
 
-def dry_run_jobs(workdir: Path) -> dict[str, dict]:
-    """{rule: resources} of every job the SLURM run would execute, from Snakemake's dry run."""
+def job_counts(output: str) -> dict[str, int]:
+    """{rule: number of jobs} from the "Job stats" table of a (dry) run."""
+    m = re.search(r"^Job stats:\njob +count\n[- ]+\n((?:\S+ +\d+\n)+)", output, re.M)
+    assert m, output[-3000:]
+    return {name: int(n) for name, n in (line.split() for line in m.group(1).splitlines()) if name != "total"}
+
+
+def dry_run_jobs(workdir: Path) -> tuple[dict[str, dict], dict[str, int]]:
+    """{rule: resources} and {rule: number of jobs} of the SLURM run, from Snakemake's dry run."""
     r = snakemake_run([*TARGETS, *SLURM_ARGS, *SMOKE, "-n"], workdir, timeout=180, log_name="dryrun")
     assert r.returncode == 0, r.tail()
-    return job_blocks(r.output)
+    return job_blocks(r.output), job_counts(r.output)
 
 
 def slurm_time(minutes: int) -> str:
@@ -113,7 +126,7 @@ def runs(slurm_cluster, tmp_path_factory, copy_workflow):
     """The smoke targets built twice from fresh copies of the workflow: locally, and through the SLURM profile."""
     local_dir = copy_workflow(tmp_path_factory.mktemp("local"))
     slurm_dir = copy_workflow(tmp_path_factory.mktemp("viaslurm"))
-    planned = dry_run_jobs(slurm_dir)
+    planned, counts = dry_run_jobs(slurm_dir)
     local = snakemake_run(
         [*TARGETS, "--profile", "profiles/local", "--cores", "2", *SMOKE], local_dir, timeout=600, log_name="local"
     )
@@ -122,45 +135,71 @@ def runs(slurm_cluster, tmp_path_factory, copy_workflow):
         [*TARGETS, *SLURM_ARGS, *SMOKE], slurm_dir, timeout=600, cluster=slurm_cluster, log_name="slurm"
     )
     assert via_slurm.returncode == 0 and not via_slurm.timed_out, via_slurm.tail()
-    TIMINGS[f"smoke targets through SLURM ({len(TARGETS)} figures, snakemake wall time)"] = via_slurm.seconds
+    TIMINGS[f"smoke targets through SLURM ({len(TARGETS)} targets, snakemake wall time)"] = via_slurm.seconds
     TIMINGS["the same targets run locally (--cores 2)"] = local.seconds
     print(
         f"\n[slurm] smoke targets {TARGETS}: local run {local.seconds:.1f} s, through SLURM {via_slurm.seconds:.1f} s"
     )
-    return dict(local_dir=local_dir, slurm_dir=slurm_dir, planned=planned, local=local, slurm=via_slurm)
+    return dict(local_dir=local_dir, slurm_dir=slurm_dir, planned=planned, counts=counts, local=local, slurm=via_slurm)
 
 
 def test_every_job_is_a_slurm_job_with_its_rules_resources(runs, slurm_cluster):
-    planned, out = runs["planned"], runs["slurm"].output
+    planned, counts, out = runs["planned"], runs["counts"], runs["slurm"].output
     executed = job_blocks(out)
     assert set(executed) == set(planned), (executed.keys(), planned.keys())
     remote = {rule: res for rule, res in executed.items() if rule not in LOCAL_RULES}
     assert {"p2_sgd_train", "p2_fig2_right", "p1_fig2d", "p1_images_train"} <= set(remote), planned
+
+    # what the profile's job grouping should submit: one SLURM job per group (each group's jobs here fit one bundle)
+    # and one per job of an ungrouped rule; a group's SLURM job is named <group>_<its rules, sorted>
+    members = {}
+    for rule in remote:
+        if rule in PROFILE_GROUPS:
+            members.setdefault(PROFILE_GROUPS[rule], []).append(rule)
+    units = {f"{group}_{'_'.join(sorted(rules))}": sorted(rules) for group, rules in members.items()}
+    units.update({rule: [rule] for rule in remote if rule not in PROFILE_GROUPS})
+    assert all(counts[rule] == 1 for rule in remote if rule not in PROFILE_GROUPS), counts  # one SLURM job each
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
-    assert len(submitted) == len(remote), runs["slurm"].tail()
+    assert len(submitted) == len(units), (units, runs["slurm"].tail())
+    # the grouped submission: the 2 GAMP runs in one SLURM job, the 2 P2 figures in another; fewer SLURM jobs than
+    # rules, and fewer than jobs
+    assert units["p2_gamp_runs_p2_gamp_run"] == ["p2_gamp_run"] and counts["p2_gamp_run"] == 2, (units, counts)
+    assert units["p2_dynamics_figures_p2_fig2_left_p2_fig2_right"] == ["p2_fig2_left", "p2_fig2_right"], units
+    assert len(submitted) < len(remote) < sum(counts[rule] for rule in remote), (submitted, remote, counts)
+    print(f"\n[slurm] {sum(counts[r] for r in remote)} jobs of {len(remote)} rules in {len(submitted)} SLURM jobs")
+
     jobs = {j["JobId"]: j for j in slurm_jobs(slurm_cluster)}
-    by_rule = {}
+    by_unit = {}
     for jid in submitted:
         job = jobs[jid]
         assert job["JobState"] == "COMPLETED" and job["ExitCode"] == "0:0", job
         assert job["Account"] == ACCOUNT, job
-        by_rule[job["Comment"].removeprefix("rule_").split("_wildcards_")[0]] = job  # rule_<name>[_wildcards_..]
-    assert set(by_rule) == set(remote), (by_rule.keys(), remote.keys())
+        by_unit[job["Comment"].removeprefix("rule_").split("_wildcards_")[0]] = job  # rule_<name>[_wildcards_..]
+    assert set(by_unit) == set(units), (by_unit.keys(), units)
 
     gpu_rules = {rule for rule, res in remote.items() if res.get("gpu", "0") not in ("0", "")}
     assert gpu_rules == {"p1_images_train"}  # the check below is not vacuous; SGD runs on the CPU
-    for rule, job in by_rule.items():
+    for unit, job in by_unit.items():
+        rules = units[unit]
+        gpu = bool(gpu_rules & set(rules))
+        assert not gpu or rules == [unit], unit  # a GPU job is never bundled
         tres = " ".join(job.get(k, "") for k in ("TresPerJob", "TresPerNode", "TRES"))
-        assert ("gpu" in tres) == (rule in gpu_rules), (rule, tres)
+        assert ("gpu" in tres) == gpu, (unit, tres)
         # every GPU job on the gpu partition, every other on the cpu partition
-        assert job["Partition"] == PARTITIONS["gpu" if rule in gpu_rules else "cpu"], (rule, job["Partition"])
-        res = remote[rule]
-        assert job["CPUs/Task"] == res["threads"], (rule, job["CPUs/Task"], res)  # threads -> --cpus-per-task
-        # the rule's own resources reach sbatch (the command-line --default-resources replaced the profile's)
-        assert job["TimeLimit"] == slurm_time(int(res["runtime"])), (rule, job["TimeLimit"], res)
-        assert job["MinMemoryNode"] == f"{int(res['mem_mb'])}M", (rule, job["MinMemoryNode"], res)
+        assert job["Partition"] == PARTITIONS["gpu" if gpu else "cpu"], (unit, job["Partition"])
+        # the rules' own resources reach sbatch (the command-line --default-resources replaced the profile's); a
+        # bundle of jobs that do not depend on each other asks for their summed CPUs and memory and the longest
+        # time limit (threads -> --cpus-per-task, mem_mb -> --mem, runtime -> --time)
+        res = [(remote[r], counts[r]) for r in rules]
+        threads = sum(int(r["threads"]) * n for r, n in res)
+        mem_mb = sum(int(r["mem_mb"]) * n for r, n in res)
+        runtime = max(int(r["runtime"]) for r, _ in res)
+        assert job["CPUs/Task"] == str(threads), (unit, job["CPUs/Task"], res)
+        assert job["TimeLimit"] == slurm_time(runtime), (unit, job["TimeLimit"], res)
+        assert job["MinMemoryNode"] == f"{mem_mb}M", (unit, job["MinMemoryNode"], res)
         # SLURM's own log of the job, kept by --slurm-keep-successful-logs, and the rule's log under logs/
-        assert list((runs["slurm_dir"] / ".snakemake/slurm_logs" / f"rule_{rule}").rglob(f"{job['JobId']}.log"))
+        kind = "rule" if rules == [unit] else "group"
+        assert list((runs["slurm_dir"] / ".snakemake/slurm_logs" / f"{kind}_{unit}").rglob(f"{job['JobId']}.log"))
     assert any((runs["slurm_dir"] / "logs").rglob("*.log"))
 
 
