@@ -94,12 +94,15 @@ def test_a_spent_budget_skips_every_phase_and_still_writes_results(repo, tmp_pat
 def test_prepare_copies_the_bundle(repo, tmp_path):
     root = tmp_path / "root"
     (root / "results/p1_images/L2H4").mkdir(parents=True)
-    np.savez(root / "results/p1_images/images32.npz", train_images=np.zeros((2, 20, 32, 32), np.uint8))
+    img = np.zeros((2, 20, 32, 32), np.uint8)
+    np.savez(root / "results/p1_images/images32.npz", train_images=img, val_images=img + 1, test_images=img)
     r = _run(repo, tmp_path, "prepare", "--results-root", str(root), "--out", str(tmp_path / "b"), blocked=False)
     assert r.returncode == 0, r.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["images32.npz", "params.json"]
     assert json.loads((tmp_path / "b/params.json").read_text())["gd_width"] == 512  # the paper scale
     assert "export.npz: not found" in r.stdout and "bundle" in r.stdout
+    with np.load(tmp_path / "b/images32.npz") as z:  # only what training reads, unchanged
+        assert sorted(z.files) == ["train_images", "val_images"] and (z["val_images"] == 1).all()
 
 
 def test_numpyro_ess_fallback_is_the_number_of_independent_draws():
