@@ -21,13 +21,19 @@ inputs). Prints the bundle's size (the device takes at most 64 MiB with the repo
   ``p1_images_sample``; merge with ``benchmarks/unit_costs.py --gpu-rows``);
 * ``log.txt``: the run's lines.
 
-Each phase has a wall-clock budget and is skipped when the time left is short; a watchdog writes what was measured
+``chain`` (on the device, a second command of at most 8 minutes): the L2H4 chain of the workflow (train, export,
+theory, NUTS at N = 10) from the jobs ``prepare --chain-scale paper`` resolved from the Snakefile (``chain.json``),
+each script run standalone; writes ``chain.json``, ``chain_log.txt`` and ``chain_results.tar.gz`` (see
+docs/cluster.md, "Prepared device run").
+
+Each phase of ``check`` has a wall-clock budget and is skipped when the time left is short; a watchdog writes what was measured
 and exits at ``--budget`` seconds even when a phase hangs. Only torch, JAX, NumPyro (and their dependencies) are
 needed: ArviZ, when absent, is replaced by NumPyro's ESS (``numpyro.diagnostics.effective_sample_size``).
 
     PYTHONPATH=src python3 benchmarks/device_run.py prepare --out device_bundle
     PYTHONPATH=src python3 benchmarks/device_run.py check --bundle device_bundle --out "$OUT"
     PYTHONPATH=src python3 benchmarks/device_run.py check --tiny --out /tmp/dr   # seconds on a CPU (the test's)
+    PYTHONPATH=src python3 benchmarks/device_run.py chain --bundle device_bundle --out "$OUT" --budget 470
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import importlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import threading
@@ -361,6 +368,98 @@ def check(a) -> int:
     return 0
 
 
+CHAIN = (
+    ("p1_images_train", {"model": "L2H4"}),
+    ("p1_images_export", {"model": "L2H4"}),
+    ("p1_images_theory", {"model": "L2H4"}),
+    ("p1_images_sample", {"model": "L2H4", "N": "10"}),
+)
+
+
+def write_chain(out: Path, scale: str) -> int:
+    """``chain.json``: the jobs of the L2H4 chain at ``scale`` as the Snakefile builds them (script, inputs, outputs
+    relative to the workflow, params), so that the device runs them without Snakemake. Returns the file's size."""
+    from smattn.scriptio import job_from_workflow
+
+    root = Path.cwd().resolve()
+    jobs = []
+    for rule, wc in CHAIN:
+        io = job_from_workflow(rule, wc, [f"scale={scale}"])
+        rel = {
+            k: {n: str(Path(v).resolve().relative_to(root)) for n, v in vars(getattr(io, k)).items()}
+            for k in ("input", "output")
+        }
+        jobs.append(
+            {
+                "rule": rule,
+                "script": f"scripts/{rule}.py",
+                **rel,
+                "params": vars(io.params),
+                "threads": io.threads,
+                "wildcards": wc,
+            }
+        )
+    (out / "chain.json").write_text(json.dumps({"scale": scale, "jobs": jobs}, indent=1))
+    print(f"chain.json: {len(jobs)} jobs of the L2H4 chain at scale {scale}")
+    return (out / "chain.json").stat().st_size
+
+
+def chain(a) -> int:
+    """Run the bundle's chain jobs in order under ``--workdir`` (the store from the bundle), each script standalone
+    with its explicit inputs, outputs and params, within ``--budget`` seconds; pack the results into ``--out``."""
+    import tarfile
+
+    t0 = time.monotonic()
+    bundle, out, wd = Path(a.bundle), Path(a.out), Path(a.workdir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    spec = json.loads((bundle / "chain.json").read_text())
+    store = wd / "results/p1_images/images32.npz"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(bundle / "images32.npz", store)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(Path("src").resolve()), os.environ.get("PYTHONPATH")])),
+    }
+    report = {"scale": spec["scale"], "jobs": []}
+    with open(out / "chain_log.txt", "w") as log:
+        for job in spec["jobs"]:
+            left = a.budget - (time.monotonic() - t0)
+            if left < 5:
+                report["jobs"].append({"rule": job["rule"], "skipped": f"{left:.0f} s left"})
+                continue
+            if job["rule"] == "p1_images_sample" and not have("arviz"):  # its R-hat / ESS go to the ledger
+                report["jobs"].append({"rule": job["rule"], "skipped": "ArviZ is not installed (run it on the host)"})
+                print(f"{job['rule']}: skipped, ArviZ is not installed", flush=True)
+                continue
+            pfile = wd / f"{job['rule']}.params.json"
+            pfile.write_text(json.dumps(job["params"]))
+            for v in job["output"].values():
+                (wd / v).parent.mkdir(parents=True, exist_ok=True)
+            cmd = [sys.executable, job["script"], "--params", f"@{pfile}", "--threads", str(job["threads"])]
+            cmd += ["--input", *[f"{k}={wd / v}" for k, v in job["input"].items()]]
+            cmd += ["--output", *[f"{k}={wd / v}" for k, v in job["output"].items()]]
+            cmd += ["--wildcards", *[f"{k}={v}" for k, v in job["wildcards"].items()]]
+            log.write(f"$ {' '.join(cmd)}\n")
+            log.flush()
+            ts = time.monotonic()
+            try:
+                r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=left)
+                rc = r.returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+            report["jobs"].append({"rule": job["rule"], "rc": rc, "seconds": time.monotonic() - ts})
+            print(f"{job['rule']}: rc {rc} in {time.monotonic() - ts:.0f} s", flush=True)
+            if rc != 0:
+                break
+    with tarfile.open(out / "chain_results.tar.gz", "w:gz") as tar:
+        tar.add(wd / "results", arcname="results", filter=lambda ti: None if ti.name.endswith("images32.npz") else ti)
+    report["seconds"] = time.monotonic() - t0
+    (out / "chain.json").write_text(json.dumps(report, indent=1))
+    ok = all(j.get("rc") == 0 or "ArviZ" in j.get("skipped", "") for j in report["jobs"])
+    print(f"chain {'done' if ok else 'incomplete'} in {report['seconds']:.0f} s; results in {out}")
+    return 0 if ok else 1
+
+
 def prepare(a) -> int:
     from smattn.settings import scale_params
 
@@ -377,11 +476,13 @@ def prepare(a) -> int:
             print(f"{name}: not found at {p} (the device run uses random inputs of its shapes for it)")
             continue
         with np.load(p, allow_pickle=False) as z:
-            keys = [k for k in z.files if name != "images32.npz" or k in STORE_KEYS]
+            keys = [k for k in z.files if name != "images32.npz" or a.chain_scale or k in STORE_KEYS]
             np.savez_compressed(out / name, **{k: z[k] for k in keys})  # the store: only what training reads
         size = (out / name).stat().st_size
         total += size
         print(f"{name}: {size / 2**20:.1f} MiB from {p} ({', '.join(keys)}; compressed)")
+    if a.chain_scale:
+        total += write_chain(out, a.chain_scale)
     print(f"bundle {out}: {total / 2**20:.1f} MiB")
     if total > BUNDLE_MAX_MIB * 2**20:
         print(
@@ -396,6 +497,12 @@ def main(argv=None) -> int:
     p = sub.add_parser("prepare", help="build the carried bundle from the workflow's results (on the CPU)")
     p.add_argument("--out", default="device_bundle")
     p.add_argument("--results-root", default=None, help="folder holding results/ (default: the current one)")
+    p.add_argument("--chain-scale", default=None, help="also the L2H4 chain's jobs at this scale (paper, smoke)")
+    h = sub.add_parser("chain", help="the L2H4 chain (train, export, theory, NUTS N = 10) from the bundle's jobs")
+    h.add_argument("--bundle", required=True)
+    h.add_argument("--out", required=True)
+    h.add_argument("--workdir", default="chain_run")
+    h.add_argument("--budget", type=float, default=470.0, help="wall-clock seconds for all jobs")
     c = sub.add_parser("check", help="the device run")
     c.add_argument("--out", required=True)
     c.add_argument("--bundle", default=None)
@@ -403,7 +510,7 @@ def main(argv=None) -> int:
     c.add_argument("--budget", type=float, default=None, help="wall-clock seconds for all phases")
     c.add_argument("--skip", default=None, help="comma-separated phases to leave out: gemm, train, nuts")
     a = ap.parse_args(argv)
-    return prepare(a) if a.cmd == "prepare" else check(a)
+    return {"prepare": prepare, "check": check, "chain": chain}[a.cmd](a)
 
 
 if __name__ == "__main__":

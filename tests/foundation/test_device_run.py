@@ -137,3 +137,65 @@ def test_tiny_check_with_nuts_without_arviz(repo, tmp_path):
     assert n["ess_method"].startswith("numpyro") and n["s_per_vectorised_step"] > 0
     rows = costplan.read_unit_costs(out / "unit_costs.csv")
     assert [u.rule for u in rows] == ["p1_images_train", "p1_images_sample"]
+
+
+def _synthetic_store(path):
+    """An image store of the workflow's keys with random images (enough for the smoke-scale export)."""
+    rng = np.random.default_rng(0)
+    d = {
+        k: rng.integers(0, 256, (n, 20, 32, 32), dtype=np.uint8) for k, n in (("train", 30), ("val", 10), ("test", 20))
+    }
+    d = {f"{k}_images": v for k, v in d.items()}
+    for name in ("mnist", "fashion"):
+        for split, n in (("train", 600), ("test", 200)):
+            for c in (0, 1):
+                d[f"{name}_{split}_{c}"] = rng.integers(0, 256, (n, 32, 32), dtype=np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **d)
+
+
+def test_prepare_writes_the_chain_jobs_as_the_snakefile_builds_them(repo, tmp_path):
+    from smattn.scriptio import job_from_workflow
+
+    _synthetic_store(tmp_path / "root/results/p1_images/images32.npz")
+    r = _run(repo, tmp_path, "prepare", "--results-root", str(tmp_path / "root"), "--chain-scale", "paper",
+             "--out", str(tmp_path / "b"), blocked=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    spec = json.loads((tmp_path / "b/chain.json").read_text())
+    assert spec["scale"] == "paper"
+    assert [j["rule"] for j in spec["jobs"]] == [
+        "p1_images_train", "p1_images_export", "p1_images_theory", "p1_images_sample"
+    ]  # fmt: skip
+    train = spec["jobs"][0]
+    assert (
+        train["params"]["width"] == 512
+        and train["params"]["precision"] == "fp16"
+        and train["params"]["max_steps"] is None
+    )
+    assert train["output"]["model"] == "results/p1_images/L2H4/model.pt"
+    assert spec["jobs"][3]["output"]["samples"] == "results/p1_images/L2H4/samples_N10.json"
+    # the sampling job's params are the workflow's (an independent build of the same job)
+    io = job_from_workflow("p1_images_sample", {"model": "L2H4", "N": "10"}, ["scale=paper"], repo / "Snakefile")
+    assert spec["jobs"][3]["params"] == json.loads(json.dumps(vars(io.params)))
+    with np.load(tmp_path / "b/images32.npz") as z:  # the chain's export needs the whole store
+        assert "mnist_train_0" in z.files
+
+
+@pytest.mark.slow
+def test_tiny_chain_runs_train_export_theory_without_optional_packages(repo, tmp_path):
+    _synthetic_store(tmp_path / "root/results/p1_images/images32.npz")
+    r = _run(repo, tmp_path, "prepare", "--results-root", str(tmp_path / "root"), "--chain-scale", "smoke",
+             "--out", str(tmp_path / "b"), blocked=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = tmp_path / "out"
+    r = _run(
+        repo, tmp_path, "chain", "--bundle", str(tmp_path / "b"), "--out", str(out), "--workdir", str(tmp_path / "wd")
+    )
+    assert r.returncode == 0, (r.stdout[-3000:], (out / "chain_log.txt").read_text()[-3000:])
+    rep = json.loads((out / "chain.json").read_text())
+    assert [j.get("rc") for j in rep["jobs"]] == [0, 0, 0, None] and "ArviZ" in rep["jobs"][3]["skipped"]
+    import tarfile
+
+    with tarfile.open(out / "chain_results.tar.gz") as t:
+        names = set(t.getnames())
+    assert {"results/p1_images/L2H4/export.npz", "results/p1_images/L2H4/theory.npz"} <= names
