@@ -26,9 +26,10 @@ theory, NUTS at N = 10) from the jobs ``prepare --chain-scale paper`` resolved f
 each script run standalone; writes ``chain.json``, ``chain_log.txt`` and ``chain_results.tar.gz`` (see
 docs/cluster.md, "Prepared device run").
 
-Each phase of ``check`` has a wall-clock budget and is skipped when the time left is short; a watchdog writes what was measured
-and exits at ``--budget`` seconds even when a phase hangs. Only torch, JAX, NumPyro (and their dependencies) are
-needed: ArviZ, when absent, is replaced by NumPyro's ESS (``numpyro.diagnostics.effective_sample_size``).
+Each phase of ``check`` has a wall-clock budget and is skipped when the time left is short; a watchdog writes what
+was measured and exits at ``--budget`` seconds even when a phase hangs. Only torch, JAX, NumPyro (and their
+dependencies) are needed: ArviZ, when absent, is replaced by NumPyro's ESS
+(``numpyro.diagnostics.effective_sample_size``).
 
     PYTHONPATH=src python3 benchmarks/device_run.py prepare --out device_bundle
     PYTHONPATH=src python3 benchmarks/device_run.py check --bundle device_bundle --out "$OUT"
