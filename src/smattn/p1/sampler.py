@@ -337,6 +337,7 @@ def run_nuts(
     chain_method: str | None = None,
     matmul_precision: str = "highest",
     rhat_null_trials: int = 1000,
+    diagnostics: bool = True,
 ) -> SampleResult:
     """Sample the posterior with NUTS (NumPyro defaults), keeping only test predictions and U per sample.
 
@@ -349,7 +350,8 @@ def run_nuts(
     method gives the same chains. ``matmul_precision``: JAX's precision of float32 matrix products during sampling
     ("highest": full float32; "default": JAX's default, TF32 on recent NVIDIA GPUs; no effect on a CPU).
     ``rhat_null_trials``: repetitions of each R-hat null (:func:`smattn.p1.convergence.rhat_null` and
-    :func:`smattn.p1.convergence.rhat_pvalue_of_draws`; 0 skips both). The
+    :func:`smattn.p1.convergence.rhat_pvalue_of_draws`; 0 skips both). ``diagnostics=False`` skips every ArviZ
+    diagnostic (R-hat, ESS, MCSE are then NaN, the nulls None): for a timing run where ArviZ is not installed. The
     sampling phase runs in two equal halves when ``num_samples`` is even, so that the compilation of its loop (paid
     in the first half only) can be estimated.
     """
@@ -452,15 +454,7 @@ def run_nuts(
         U_by_chain=U_c,
         divergences=int(cat(1, "diverging").sum()),
         accept_prob=float(cat(1, "accept_prob").mean()),
-        rhat_U=_symmetric_diagnostic(conv.rhat, U_c),
-        ess_U=_symmetric_diagnostic(conv.ess_bulk, U_c),
-        ess_tail_U=_symmetric_diagnostic(conv.ess_tail, U_c),
-        mcse_U=_symmetric_diagnostic(conv.mcse_mean, U_c),
-        rhat_f=conv.rhat(f_c),
-        ess_f=conv.ess_bulk(f_c),
-        mcse_f=conv.mcse_mean(f_c),
-        rhat_null=_rhat_null(U_c.shape, rhat_null_trials),
-        rhat_p=_rhat_pvalue(U_c, rhat_null_trials),
+        **_diagnostics(U_c, f_c, rhat_null_trials if diagnostics else None),
         mean_leapfrog_steps=float(steps.mean()),
         num_steps=steps,
         step_size=cat(1, "adapt_state.step_size")[:, -1].astype(np.float64),
@@ -473,6 +467,26 @@ def run_nuts(
         chain_method=chain_method,
         devices=devices,
         max_tree_depth=int(max_tree_depth),
+    )
+
+
+def _diagnostics(U_c: np.ndarray, f_c: np.ndarray, rhat_null_trials: int | None) -> dict:
+    """The ArviZ diagnostics of a run's U [chains, samples, H, H] and f [chains, samples, P_test]; all NaN (nulls
+    None) when ``rhat_null_trials`` is None (no diagnostics asked for)."""
+    if rhat_null_trials is None:
+        H, P = U_c.shape[-1], f_c.shape[-1]
+        nan_U, nan_f = np.full((H, H), np.nan), np.full(P, np.nan)
+        return dict(rhat_U=nan_U, ess_U=nan_U, ess_tail_U=nan_U, mcse_U=nan_U, rhat_f=nan_f, ess_f=nan_f, mcse_f=nan_f)
+    return dict(
+        rhat_U=_symmetric_diagnostic(conv.rhat, U_c),
+        ess_U=_symmetric_diagnostic(conv.ess_bulk, U_c),
+        ess_tail_U=_symmetric_diagnostic(conv.ess_tail, U_c),
+        mcse_U=_symmetric_diagnostic(conv.mcse_mean, U_c),
+        rhat_f=conv.rhat(f_c),
+        ess_f=conv.ess_bulk(f_c),
+        mcse_f=conv.mcse_mean(f_c),
+        rhat_null=_rhat_null(U_c.shape, rhat_null_trials),
+        rhat_p=_rhat_pvalue(U_c, rhat_null_trials),
     )
 
 

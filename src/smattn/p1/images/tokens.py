@@ -16,7 +16,6 @@ table (``positional_encoding``) plus the label vector of each image (e_0 / e_1 f
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image
 
 IMAGE_SIZE = 32
 PATCH = 8
@@ -41,6 +40,8 @@ def resize_uint8(images: np.ndarray, invert: bool) -> np.ndarray:
     invert: map v -> 255 - v before resizing (Omniglot: strokes become 255).
     Returns uint8 [n, 32, 32].
     """
+    from PIL import Image  # only here: a bare PyTorch + JAX install may lack Pillow
+
     images = np.asarray(images)
     if images.ndim != 3:
         raise ValueError(f"resize_uint8: expected images of shape [n, h, w], got {images.shape}")
