@@ -228,14 +228,15 @@ def test_smoke_run_end_to_end(workdir, raw_data):
         claim_files = list(wf.globals["CLAIM_FILES"])
     claims = load_claims([workdir / f for f in claim_files])  # in the claims table's order
     assert claims
-    for c in claims:  # every metric a claim judged here names was written by some rule (numbers are targets, not ids)
-        if c["kind"] in ("match", "compare", "deviation") and "smoke" not in (c.get("judged_at") or ["smoke"]):
+    for c in claims:  # every metric a row judged here names was written by some rule (numbers are targets, not ids)
+        if c["kind"] not in ("info", "calibration") and "smoke" not in (c.get("judged_at") or ["smoke"]):
             continue  # judged at another scale: its numbers may exist only there (e.g. widths sampled only there)
-        names = (
-            [c["check"][k] for k in ("left", "right", "margin") if k in c["check"]]
-            if c["kind"] == "compare"
-            else [c["id"]]
-        )
+        names = {
+            "compare": lambda c: [c["check"][k] for k in ("left", "right", "margin") if k in c["check"]],
+            "proportion": lambda c: [c["successes"], c["trials"]],
+            "pvalue": lambda c: [c["p"]],
+            "deviation": lambda c: [c["id"], c["expected"]],
+        }.get(c["kind"], lambda c: [c["id"]])(c)
         for key in (n for n in names if isinstance(n, str)):
             assert key in ledger, f"{c['source']}: {c['claim']!r} names {key!r}, missing from the ledger"
     figures = sorted(str(p.relative_to(workdir)) for p in (workdir / "figures").rglob("*.png"))
@@ -255,16 +256,20 @@ def test_smoke_run_end_to_end(workdir, raw_data):
     assert all(row["ours"] for row in table if not row["status"].startswith("judged at")), table
     for row, c in zip(table, claims, strict=True):  # each row's status is the one its kind and scales allow
         judged = "smoke" in (c.get("judged_at") or ["smoke"])
+        verdict = {"pass", "FAIL"} | ({"not informative"} if "range" in c else set())
         allowed = {
             "info": {"info"},
             "calibration": {"calibration"},
-            "match": {"pass", "FAIL"},
-            "compare": {"pass", "FAIL"},
-            "deviation": {"deviation explained", "FAIL"},
+            "match": verdict,
+            "compare": verdict,
+            "proportion": {"pass", "FAIL"},
+            "pvalue": {"pass", "FAIL"},
+            "deviation": {"deviation explained", "FAIL"} | ({"not informative"} if "range" in c else set()),
         }[c["kind"]]
-        if c["kind"] in ("match", "compare", "deviation") and not judged:
+        if c["kind"] not in ("info", "calibration") and not judged:
             allowed = {f"judged at {' and '.join(c['judged_at'])} scale"}
         assert row["status"] in allowed, (c["claim"], row["status"])
+        assert row["role"] == c["role"] and (row["role"] == "check" or row["figure"] == c["figure"]), row
         assert "{{" not in row["explanation"], row["explanation"]  # every cited metric was filled in
     r = snakemake(["--report", "report.html", "--config", "scale=smoke"], workdir, env)
     assert r.returncode == 0, r.stderr[-3000:]
