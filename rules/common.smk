@@ -58,7 +58,9 @@ def library_hash():
     root = Path(smattn.__file__).resolve().parent
     h = hashlib.sha256()
     for f in sorted(root.rglob("*.py")):
-        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+        h.update(f"{f.relative_to(root).as_posix()}\0".encode())
+        h.update(f.read_bytes())
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -66,8 +68,9 @@ LIBRARY_KEY = {"library": library_hash()} if OUTPUT_CACHE else {}
 
 
 def drop_cached_benchmarks(rules):
-    """Snakemake refuses a benchmark on a cached rule (an output taken from the cache has no run to measure): with
-    --cache, the rules marked `cache: OUTPUT_CACHE` lose theirs, and benchmarks() leaves them out of the cost table.
+    """Snakemake refuses a benchmark where the output cache is on (an output taken from the cache has no run to
+    measure); with --cache, the rules marked `cache: OUTPUT_CACHE` lose theirs, and benchmarks() leaves them out of
+    the cost table.
     Called once, after every computing rule is defined and before the cost table's job list."""
     for r in rules:
         if r.cache is not None and r.cache.output:
