@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,21 @@ def copy_workflow_to(dest: Path) -> Path:
     return dest
 
 
+def snakemake_in(cwd: Path, args: list[str], env_extra: dict | None = None, timeout: float = 600):
+    """``python -m snakemake ARGS`` in ``cwd`` with the environment plus ``env_extra``; the CompletedProcess (text
+    output captured, no exception on failure)."""
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def mirror_dir() -> Path | None:
     env = os.environ.get("SMATTN_DATA_MIRROR")
     for cand in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
@@ -54,6 +71,12 @@ def repo() -> Path:
 def copy_workflow():
     """``copy_workflow(dest) -> dest``: a copy of the workflow (its files, no results) in the folder ``dest``."""
     return copy_workflow_to
+
+
+@pytest.fixture(scope="session")
+def run_snakemake():
+    """``run_snakemake(cwd, args, env_extra=None, timeout=600)``: Snakemake run in a folder (``snakemake_in``)."""
+    return snakemake_in
 
 
 @pytest.fixture(scope="session")

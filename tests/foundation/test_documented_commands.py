@@ -5,11 +5,8 @@ takes every following word as a name=value pair), and each one, placeholders fil
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
-import sys
 
 import pytest
 
@@ -53,24 +50,16 @@ def _filled(argv: list[str]) -> list[str]:
     return [re.sub(r"<[^<>]+>", "x", w) for w in argv]
 
 
-def test_every_command_builds_its_dag(repo, tmp_path, copy_workflow, raw_data):
+def test_every_command_builds_its_dag(repo, tmp_path, copy_workflow, raw_data, run_snakemake):
     wd = copy_workflow(tmp_path / "wf")
-    env = {**os.environ, "SMATTN_DATA_MIRROR": str(raw_data), "PYTHONPATH": str(repo / "src")}
+    env = {"SMATTN_DATA_MIRROR": str(raw_data), "PYTHONPATH": str(repo / "src")}
     seen = set()
     for doc, argv in documented_commands(repo):
         if {"--lint", "--rulegraph"} & set(argv) or tuple(argv) in seen:
             continue  # lint runs in its own test and in CI; the rule graph needs graphviz
         seen.add(tuple(argv))
         args = [a for a in _filled(argv) if a not in ("-n", "--dry-run")]
-        r = subprocess.run(
-            [sys.executable, "-m", "snakemake", "--dry-run", *args],
-            cwd=wd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        r = run_snakemake(wd, ["--dry-run", *args], env, timeout=300)
         assert r.returncode == 0, (doc, argv, r.stderr[-3000:])
         assert "This was a dry-run" in r.stdout + r.stderr, (doc, argv)
 

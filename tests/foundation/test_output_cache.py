@@ -4,10 +4,7 @@ with the library src/smattn (docs/cluster.md, "Sharing expensive outputs between
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 TARGET = "results/p2_theory/l2_curve.json"  # rule p2_l2_state_evolution: raw input, fetched from the mirror
@@ -18,37 +15,30 @@ FOUND = f"Output file {TARGET} will be obtained from global between-workflow cac
 MISSED = f"Output file {TARGET} will be written to global between-workflow cache."
 
 
-def run(wd, cache, raw_data, *extra, config=(), env_extra=None):
-    env = {**os.environ, "SNAKEMAKE_OUTPUT_CACHE": str(cache), "SMATTN_DATA_MIRROR": str(raw_data), **(env_extra or {})}
-    r = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cache", "--cores", "1", *extra]
-        + ["--config", "scale=smoke", *config, "--", TARGET],
-        cwd=wd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+def run(cli, wd, cache, raw_data, *extra, config=(), env_extra=None):
+    """``cli``: the run_snakemake fixture."""
+    env = {"SNAKEMAKE_OUTPUT_CACHE": str(cache), "SMATTN_DATA_MIRROR": str(raw_data), **(env_extra or {})}
+    args = ["--cache", "--cores", "1", *extra, "--config", "scale=smoke", *config, "--", TARGET]
+    r = cli(wd, args, env, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     return out
 
 
-def test_second_checkout_takes_the_l2_curve_from_the_cache(tmp_path, copy_workflow, raw_data):
+def test_second_checkout_takes_the_l2_curve_from_the_cache(tmp_path, copy_workflow, raw_data, run_snakemake):
     import smattn
 
     cache = tmp_path / "cache"
     cache.mkdir()
     first, second, third = (copy_workflow(tmp_path / name) for name in ("first", "second", "third"))
 
-    out = run(first, cache, raw_data)
+    out = run(run_snakemake, first, cache, raw_data)
     assert f"Moving output file {TARGET} to cache." in out, out[-3000:]
     [entry] = cache.iterdir()  # one output, one cache entry named by its provenance hash
     assert (first / LOG).stat().st_size > 0  # the job ran here
     computed = (first / TARGET).read_bytes()
 
-    out = run(second, cache, raw_data)
+    out = run(run_snakemake, second, cache, raw_data)
     assert f"Symlinking output file {TARGET} from cache." in out, out[-3000:]
     assert "Moving output file" not in out, out[-3000:]  # nothing new was stored: the job did not run
     assert [p.name for p in cache.iterdir()] == [entry.name]
@@ -60,12 +50,12 @@ def test_second_checkout_takes_the_l2_curve_from_the_cache(tmp_path, copy_workfl
 
     # the key, by dry runs in a third fresh copy: found with the same code and parameters; not found with another
     # seed, nor with the library changed by one comment line (LIBRARY_KEY in rules/common.smk)
-    assert FOUND in run(third, cache, raw_data, "-n")
-    out = run(third, cache, raw_data, "-n", config=["p2_theory={seed: 2}"])
+    assert FOUND in run(run_snakemake, third, cache, raw_data, "-n")
+    out = run(run_snakemake, third, cache, raw_data, "-n", config=["p2_theory={seed: 2}"])
     assert MISSED in out, out[-2000:]
     lib = tmp_path / "lib"
     shutil.copytree(Path(smattn.__file__).parent, lib / "smattn", ignore=shutil.ignore_patterns("__pycache__"))
     with open(lib / "smattn" / "__init__.py", "a") as fh:
         fh.write("# changed\n")
-    out = run(third, cache, raw_data, "-n", env_extra={"PYTHONPATH": str(lib)})
+    out = run(run_snakemake, third, cache, raw_data, "-n", env_extra={"PYTHONPATH": str(lib)})
     assert MISSED in out, out[-2000:]

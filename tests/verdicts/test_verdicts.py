@@ -11,9 +11,6 @@ and review the diff. Select with ``pytest -m verdicts`` (about 15 minutes on 2 c
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -49,20 +46,12 @@ def test_expected_statuses_are_well_formed():
 
 
 @pytest.fixture(scope="module")
-def laptop_tables(tmp_path_factory, copy_workflow, raw_data):
+def laptop_tables(tmp_path_factory, copy_workflow, raw_data, run_snakemake):
     """The groups' claims tables of one laptop-scale run of their targets in a copy of the workflow."""
     wd = copy_workflow(tmp_path_factory.mktemp("verdicts"))
-    env = {**os.environ, "SMATTN_DATA_MIRROR": str(raw_data)}
-    r = subprocess.run(
-        # targets before --config: --config takes every following word as a name=value pair
-        [sys.executable, "-m", "snakemake", *GROUPS, "--cores", "2", "--config", "scale=laptop"],
-        cwd=wd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=False,
-    )
+    # targets before --config: --config takes every following word as a name=value pair
+    args = [*GROUPS, "--cores", "2", "--config", "scale=laptop"]
+    r = run_snakemake(wd, args, {"SMATTN_DATA_MIRROR": str(raw_data)}, timeout=3600)
     assert r.returncode == 0, (r.stdout[-4000:], r.stderr[-4000:])
     tables = {}
     for group in GROUPS:
