@@ -2,10 +2,11 @@
 
 The runs use the Onsager form of gamp_iter_onsager (the authors' code: "latest"), named in the title.
 Left panel: the authors' quantity |M_kk| / sqrt(Q_kk) (not divided by the teacher norm), our runs (thin, '.') and
-their mean, with the authors' published run (d = 1000, alpha = 1.2) overlaid ('x', dashed), and the distribution of
-our runs' half-crossing iterations (ticks at the top: median and quartiles). Right panel: the true
-cosine |M_kk| / sqrt(Q_kk |w_k|^2 / d) of our runs. Iterations are counted from 1 (state after the first update),
-for the published run too (its stored index 0 is the state after the first update).
+the mean of the runs that learned the layer (a mean over learned and trapped runs would describe neither), with the
+authors' published run (d = 1000, alpha = 1.2) overlaid ('x', dashed), and the distribution of our runs'
+half-crossing iterations (ticks at the top: median and quartiles). Right panel: the true cosine
+|M_kk| / sqrt(Q_kk |w_k|^2 / d) of our runs. Iterations are counted from 1 (state after the first update), for the
+published run too (its stored index 0 is the state after the first update).
 """
 
 import json
@@ -47,6 +48,12 @@ def main(io):
     tr = np.arange(1, Cref.shape[0] + 1)
     cross = [half_crossing_iterations(C[:, :, k]) for k in range(2)]  # 1-based; unlearned runs count as n_iter + 1
 
+    def learned_mean(A, k):
+        """Mean over the runs that learned layer k (the runs split into learned and trapped: a mean over all of
+        them describes neither); NaN where none did. A: (run, iter, layer)."""
+        sel = cross[k][1]
+        return A[sel, :, k].mean(0) if sel.any() else np.full(A.shape[1], np.nan)
+
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.0, 3.3), sharex=True)
     for k, (col, dcol) in enumerate(((BLUE, DBLUE), (RED, DRED))):
         for r in range(C.shape[0]):
@@ -55,12 +62,12 @@ def main(io):
         n_learned, n_runs = int(cross[k][1].sum()), cross[k][1].size
         ax.plot(
             t,
-            C[:, :, k].mean(0),
+            learned_mean(C, k),
             color=col,
             lw=1.8,
-            label=f"layer {k + 1} (ours, mean; learned in {n_learned}/{n_runs})",
+            label=f"layer {k + 1} (our runs: mean of the {n_learned}/{n_runs} that learned it)",
         )
-        ax2.plot(t, cos[:, :, k].mean(0), color=col, lw=1.8, label=f"layer {k + 1} (ours, mean)")
+        ax2.plot(t, learned_mean(cos, k), color=col, lw=1.8, label=f"layer {k + 1} (our runs, learned: mean)")
         ax.plot(tr, Cref[:, k], color=dcol, lw=1.0, ls="--", marker="x", ms=3, label=f"layer {k + 1} (authors, d=1000)")
     for a in (ax, ax2):
         a.set_xscale("log")
@@ -94,17 +101,18 @@ def main(io):
 
     header = (
         ["iteration"]
-        + [f"C{k + 1}_mean" for k in range(2)]
-        + [f"cos{k + 1}_mean" for k in range(2)]
+        + [f"C{k + 1}_mean_learned" for k in range(2)]
+        + [f"cos{k + 1}_mean_learned" for k in range(2)]
         + [f"C{k + 1}_run{r}" for k in range(2) for r in range(C.shape[0])]
         + ["test_error_mean", "ref_C1", "ref_C2"]
     )
     err = np.stack([r["test_error"] for r in runs])
+    means = [learned_mean(C, 0), learned_mean(C, 1), learned_mean(cos, 0), learned_mean(cos, 1)]
     rows = []
     for i in range(max(C.shape[1], Cref.shape[0])):
         row = [i + 1]
         if i < C.shape[1]:
-            row += [C[:, i, 0].mean(), C[:, i, 1].mean(), cos[:, i, 0].mean(), cos[:, i, 1].mean()]
+            row += [m[i] for m in means]
             row += [C[r, i, k] for k in range(2) for r in range(C.shape[0])]
             row += [err[:, i].mean()]
         else:
