@@ -207,7 +207,7 @@ def training(run: Run, s: dict, device, precision: str, bundle, budget_s: float)
 
     from p1_images_gd_steps import bench_loop, step_flops
 
-    from smattn.costplan import forward_flops
+    from smattn.costs import forward_flops
     from smattn.p1.images.training import TrainConfig, paper_train_config, train
 
     tiny = s["N"] < 64
@@ -293,7 +293,7 @@ def nuts(s: dict, spec: tuple, bundle) -> dict:
 def unit_costs(run: Run, card: str, on_gpu: bool, tiny: bool) -> None:
     from gpu_check import commit
 
-    from smattn.costplan import UnitCost, write_unit_costs
+    from smattn.costs import UnitCost, write_unit_costs
 
     ph, kind, when, rev = run.res["phases"], ("gpu" if on_gpu else "cpu"), dt.date.today().isoformat(), commit()
     scale, rows = ("smoke" if tiny else "paper"), []

@@ -66,7 +66,7 @@ def training(s, device, precision):
     import torch
     from p1_images_gd_steps import bench_loop, gemm_peak, step_flops, train_images
 
-    from smattn.costplan import forward_flops
+    from smattn.costs import forward_flops
     from smattn.p1.images.export import sequence_context
     from smattn.p1.images.tasks import TaskSampler
     from smattn.p1.images.training import paper_train_config
@@ -211,7 +211,7 @@ def main():
         print(f"projected faithful preset {name} ({chains} x ({warmup} + {samples})): {proj / 60:.1f} min")
 
     if a.unit_costs:
-        from smattn.costplan import UnitCost, write_unit_costs
+        from smattn.costs import UnitCost, write_unit_costs
 
         kind = "gpu" if on_gpu else "cpu"
         when, rev = dt.date.today().isoformat(), commit()

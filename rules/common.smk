@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 from smattn.config import ConfigError, load_schema, resolve_params
-from smattn.costplan import read_unit_costs, request
+from smattn.costs import read_unit_costs, request
 from smattn.data.registry import RAW_FILES
 
 SCHEMA = load_schema(workflow.source_path("../schemas/config.schema.yaml"))
@@ -198,7 +198,7 @@ def _request(rule, gpu, wildcards, threads, attempt):
 
 def planned_runtime(rule, gpu=False):
     """`runtime=planned_runtime("p1_images_train", gpu=True)`: the job's runtime (min) sized from the cost plan at the
-    active scale (smattn.costplan.request: 3-5x its projection, at least 10 min, within [2x, max(10x, 60 min)]),
+    active scale (smattn.costs.request: 3-5x its projection, at least 10 min, within [2x, max(10x, 60 min)]),
     doubled on each retry (Snakemake's attempt) so that a job that ran out of time can finish."""
     return lambda wildcards, threads, attempt: _request(rule, gpu, wildcards, threads, attempt).runtime_min
 

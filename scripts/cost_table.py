@@ -2,30 +2,12 @@
 HTML, Markdown), with the run's critical path and ideal time beside its measured span; with the run's cost plan as
 input (rule cost_table), the plan's projections against the measured costs."""
 
-import csv
 import os
 from dataclasses import replace
 
-from smattn.costs import human_duration, job_cost, schedule, write_cost_tables
+from smattn.costs import CHECK_COLUMNS, human_duration, job_cost, plan_check, schedule, write_cost_tables
 from smattn.io import write_csv
 from smattn.scriptio import run
-
-CHECK_COLUMNS = ("group", "rule", "wildcards", "measured_cpu_s", "projected_cpu_s", "ratio", "measured_wall_s")
-
-
-def plan_check(jobs, plan_path):
-    """Rows (CHECK_COLUMNS) of the measured CPU time of every job against the plan's projection (ratio measured /
-    projected; empty where either is unknown or the job ran on a GPU)."""
-    with open(plan_path, newline="", encoding="utf-8") as fh:
-        plan = {(r["rule"], r["wildcards"]): r for r in csv.DictReader(fh)}
-    rows = []
-    for j in jobs:
-        p = plan.get((j.rule, j.wildcards), {})
-        proj = 3600 * float(p["cpu_h"]) if p.get("cpu_h") and p.get("device") == "cpu" else None
-        ratio = f"{j.cpu_s / proj:.3f}" if proj and j.cpu_s is not None else ""
-        cells = [j.group, j.rule, j.wildcards, "" if j.cpu_s is None else f"{j.cpu_s:.2f}"]
-        rows.append(cells + ["" if proj is None else f"{proj:.2f}", ratio, f"{j.wall_s:.2f}"])
-    return rows
 
 
 def main(io):

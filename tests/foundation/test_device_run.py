@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from smattn import costplan
+from smattn import costs
 
 BLOCKED = ("arviz", "PIL", "yaml", "jsonschema", "snakemake", "matplotlib", "pandas", "xarray", "requests")
 SITE = f"""
@@ -74,7 +74,7 @@ def test_tiny_check_trains_with_validation_and_checkpoints_without_optional_pack
     assert t["validations"] == t["steps"] // t["val_every"] + 1 and t["checkpoint_mb"] > 0
     assert t["steps_per_s"] > 0 and t["gflop_per_step"] > 0 and t["projected_paper_h"] > 0
     assert res["memory"]["host_rss_peak_mb"] > 100
-    rows = costplan.read_unit_costs(out / "unit_costs.csv")
+    rows = costs.read_unit_costs(out / "unit_costs.csv")
     assert [(u.rule, u.device, u.basis, u.calib_scale) for u in rows] == [
         ("p1_images_train", "cpu", "measured", "smoke")
     ]
@@ -135,7 +135,7 @@ def test_tiny_check_with_nuts_without_arviz(repo, tmp_path):
     res = json.loads((out / "results.json").read_text())
     n = res["phases"]["nuts N=4"]
     assert n["ess_method"].startswith("numpyro") and n["s_per_vectorised_step"] > 0
-    rows = costplan.read_unit_costs(out / "unit_costs.csv")
+    rows = costs.read_unit_costs(out / "unit_costs.csv")
     assert [u.rule for u in rows] == ["p1_images_train", "p1_images_sample"]
 
 

@@ -10,7 +10,7 @@ from importlib import metadata
 
 import pytest
 
-from smattn import costplan
+from smattn import costs
 
 
 @pytest.mark.slow
@@ -44,7 +44,7 @@ def test_gpu_check_tiny_mode_runs_every_part_and_writes_unit_costs(repo, tmp_pat
         item.rsplit(" ", 1) for item in text.split("relative error vs float64: ")[1].splitlines()[0].split(", ")
     )
     assert float(errs["torch workflow"]) < 1e-5 and float(errs["jax workflow"]) < 1e-5
-    rows = costplan.read_unit_costs(out)
+    rows = costs.read_unit_costs(out)
     assert [(u.rule, u.basis, u.calib_scale) for u in rows] == [
         ("p1_images_train", "measured", "smoke"),
         ("p1_images_sample", "measured", "smoke"),

@@ -1,11 +1,11 @@
-"""The cost plan (smattn.costplan): work models against independent counts, calibration and projection of synthetic
-runs with known costs, the runtime flag."""
+"""The cost plan (smattn.costs: work, units, plan): work models against independent counts, calibration and projection
+of synthetic runs with known costs, the runtime flag, the requests."""
 
 from __future__ import annotations
 
 import pytest
 
-from smattn import costplan
+from smattn import costs
 
 
 @pytest.mark.parametrize(
@@ -19,12 +19,12 @@ def test_forward_flops_equal_torchs_flop_counter(L, H, N, G, B, fold):
 
     from smattn.p1.images.model import AttentionPathsTransformer, fold_pays
 
-    assert fold_pays(H, N, costplan.TOKEN_DIM, B * costplan.PAPER_TOKENS) == fold
+    assert fold_pays(H, N, costs.TOKEN_DIM, B * costs.PAPER_TOKENS) == fold
     model = AttentionPathsTransformer(L, H, N, G)
-    x = torch.randn(B, costplan.PAPER_TOKENS, costplan.TOKEN_DIM)
+    x = torch.randn(B, costs.PAPER_TOKENS, costs.TOKEN_DIM)
     with FlopCounterMode(display=False) as fc, torch.no_grad():
         model(x)
-    assert costplan.forward_flops(L, H, N, G, B) == fc.get_total_flops()
+    assert costs.forward_flops(L, H, N, G, B) == fc.get_total_flops()
 
 
 def test_training_steps_of_the_paper():
@@ -42,10 +42,10 @@ def test_training_steps_of_the_paper():
             "gd_qk_dim_h8": 64,
         }
     }
-    assert costplan.train_steps(p, "L2H4") == 41240
+    assert costs.train_steps(p, "L2H4") == 41240
     cfg = paper_train_config(2, 4, width=512, qk_dim=128, batch=128, lr=3e-4, precision="fp32", compile=False)
     assert cfg.total_steps == 41240
-    assert costplan.train_steps({"p1_images": {**p["p1_images"], "gd_max_steps": 2000}}, "L2H4") == 2000
+    assert costs.train_steps({"p1_images": {**p["p1_images"], "gd_max_steps": 2000}}, "L2H4") == 2000
 
 
 def unit(rule="r", **kw):
@@ -64,14 +64,14 @@ def unit(rule="r", **kw):
         date="2026-11-26",
         commit="abc",
     )
-    return costplan.UnitCost(**{**base, **kw})
+    return costs.UnitCost(**{**base, **kw})
 
 
 def test_calibration_recovers_a_linear_cost_and_projects_a_larger_job(monkeypatch):
     """Jobs costing 3 s of start-up + 0.25 s per unit (two sizes) calibrate to that rate; a job of 1000 units is then
     projected at 253 CPU-s, its wall from the CPU/wall ratio and its memory from the memory model."""
-    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: float(wc["n"]))
-    monkeypatch.setitem(costplan.MEMORY, "toy", lambda p, wc: float(wc["n"]))
+    monkeypatch.setitem(costs.WORK, "toy", lambda p, wc: float(wc["n"]))
+    monkeypatch.setitem(costs.MEMORY, "toy", lambda p, wc: float(wc["n"]))
     measured = [
         {
             "rule": "toy",
@@ -84,45 +84,45 @@ def test_calibration_recovers_a_linear_cost_and_projects_a_larger_job(monkeypatc
         }
         for n in (10.0, 40.0)
     ]
-    [u] = costplan.calibrate(
+    [u] = costs.calibrate(
         measured, {"jax": 3.0}, {"jax": 50.0}, scale="laptop", source="s", machine="m", date="d", commit="c"
     )
     # the peak: 2 copies (ARRAY_COPIES) of the arrays' MB on top of the 50 MB the jobs held besides them
     assert (u.overhead_s, u.s_per_unit, u.cpu_per_wall, u.rss_base_mb, u.mb_per_unit) == (3.0, 0.25, 2.0, 50.0, 2.0)
     job = {"group": "g", "rule": "toy", "wildcards": "n=1000", "threads": 2, "gpu": 0, "runtime": 10, "mem_mb": 3000}
-    row = costplan.project_job(job, {}, [u], "paper", on_gpu=True)
+    row = costs.project_job(job, {}, [u], "paper", on_gpu=True)
     assert (row.device, row.cpu_s, row.wall_s, row.gpu_s, row.peak_mem_mb) == ("cpu", 253.0, 126.5, 0.0, 2050.0)
     assert row.flag == ""  # 600 s declared >= 2 x 126.5 s
-    tight = costplan.project_job({**job, "runtime": 4, "mem_mb": 2000}, {}, [u], "paper", on_gpu=True)
+    tight = costs.project_job({**job, "runtime": 4, "mem_mb": 2000}, {}, [u], "paper", on_gpu=True)
     assert (
         "runtime 4 min < 2 x projected 2.1 min" in tight.flag and "mem_mb 2000 < projected peak 2050 MB" in tight.flag
     )
 
 
 def test_gpu_jobs_use_the_gpu_row_at_paper_scale_only(monkeypatch):
-    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: 100.0)
+    monkeypatch.setitem(costs.WORK, "toy", lambda p, wc: 100.0)
     units = [unit("toy"), unit("toy", device="gpu", s_per_unit=0.01, overhead_s=60.0, basis="computed")]
     job = {"group": "g", "rule": "toy", "wildcards": "", "threads": 1, "gpu": 1, "runtime": 10, "mem_mb": 3000}
-    on_gpu = costplan.project_job(job, {}, units, "paper", on_gpu=True)
+    on_gpu = costs.project_job(job, {}, units, "paper", on_gpu=True)
     assert (on_gpu.device, on_gpu.gpu_s, on_gpu.unit_basis) == ("gpu", 61.0, "computed")
-    on_cpu = costplan.project_job(job, {}, units, "laptop", on_gpu=False)
+    on_cpu = costs.project_job(job, {}, units, "laptop", on_gpu=False)
     assert (on_cpu.device, on_cpu.gpu_s, on_cpu.cpu_s) == ("cpu", 0.0, 52.0)
-    missing = costplan.project_job({**job, "rule": "nothing"}, {}, units, "laptop", on_gpu=False)
+    missing = costs.project_job({**job, "rule": "nothing"}, {}, units, "laptop", on_gpu=False)
     assert missing.cpu_s is None and "no unit cost for nothing on cpu" in missing.flag
 
 
 def test_unit_table_roundtrip_and_choice(tmp_path):
     rows = [unit(), unit(calib_scale="paper", s_per_unit=0.7), unit(device="gpu", basis="computed")]
-    costplan.write_unit_costs(tmp_path / "u.csv", rows)
-    back = costplan.read_unit_costs(tmp_path / "u.csv")
+    costs.write_unit_costs(tmp_path / "u.csv", rows)
+    back = costs.read_unit_costs(tmp_path / "u.csv")
     assert back == rows
-    assert costplan.choose_unit(back, "r", "cpu", "paper").s_per_unit == 0.7  # measured at the scale itself
-    assert costplan.choose_unit(back, "r", "cpu", "smoke").calib_scale == "paper"  # else the largest measured
-    assert costplan.choose_unit(back, "r", "gpu", "paper").basis == "computed"
-    assert costplan.choose_unit(back, "other", "cpu", "paper") is None
+    assert costs.choose_unit(back, "r", "cpu", "paper").s_per_unit == 0.7  # measured at the scale itself
+    assert costs.choose_unit(back, "r", "cpu", "smoke").calib_scale == "paper"  # else the largest measured
+    assert costs.choose_unit(back, "r", "gpu", "paper").basis == "computed"
+    assert costs.choose_unit(back, "other", "cpu", "paper") is None
     # a rule running the same code as another borrows its unit costs until it has its own
     trec = [unit("p2_trec_run", s_per_unit=0.3)]
-    assert costplan.choose_unit(trec, "p2_trec_sweep_run", "cpu", "paper").s_per_unit == 0.3
+    assert costs.choose_unit(trec, "p2_trec_sweep_run", "cpu", "paper").s_per_unit == 0.3
 
 
 @pytest.mark.parametrize(
@@ -136,13 +136,13 @@ def test_unit_table_roundtrip_and_choice(tmp_path):
 def test_request_is_three_times_a_measured_projection_within_the_plans_bounds(monkeypatch, seconds, runtime):
     """A job projected at `seconds` (1 s per unit, no overhead, one core) requests the runtime worked out by hand,
     between 2x its projection and max(10x, 60 min), doubled on each retry; memory: its 1000 MB peak + 50%."""
-    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: float(wc["n"]))
+    monkeypatch.setitem(costs.WORK, "toy", lambda p, wc: float(wc["n"]))
     u = unit("toy", overhead_s=0.0, s_per_unit=1.0, rss_base_mb=1000.0)
-    r = costplan.request("toy", {}, {"n": str(seconds)}, "paper", units=[u])
+    r = costs.request("toy", {}, {"n": str(seconds)}, "paper", units=[u])
     minutes = seconds / 60
     assert r.runtime_min == runtime and 2 * minutes <= r.runtime_min <= max(10 * minutes, 60)
     assert (r.mem_mb, r.device, r.wall_s) == (1500, "cpu", seconds)
-    retries = [costplan.request("toy", {}, {"n": str(seconds)}, "paper", a, units=[u]).runtime_min for a in (2, 3)]
+    retries = [costs.request("toy", {}, {"n": str(seconds)}, "paper", a, units=[u]).runtime_min for a in (2, 3)]
     assert retries == [2 * runtime, 4 * runtime]
 
 
@@ -150,29 +150,29 @@ def test_request_of_a_gpu_job_uses_the_card_at_paper_scale_and_the_cpu_peak_for_
     """At paper scale a gpu=1 job is sized from the GPU row (computed: 5x its 120 s, 10 min), its memory from the
     larger of the GPU row's 4000 MB and the 5000 MB it held on a CPU (x 1.5 = 7500); elsewhere from the CPU row (30 x
     0.5 s = 15 s on two of its threads: 7.5 s, the 10-minute floor)."""
-    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: 30.0)
+    monkeypatch.setitem(costs.WORK, "toy", lambda p, wc: 30.0)
     units = [
         unit("toy", s_per_unit=0.5, overhead_s=0.0, cpu_per_wall=4.0, rss_base_mb=5000.0),
         unit("toy", device="gpu", s_per_unit=2.0, overhead_s=60.0, rss_base_mb=4000.0, basis="computed"),
     ]
-    g = costplan.request("toy", {}, {}, "paper", units=units, threads=4, gpu=True)
+    g = costs.request("toy", {}, {}, "paper", units=units, threads=4, gpu=True)
     assert (g.device, g.basis, g.wall_s, g.runtime_min, g.mem_mb) == ("gpu", "computed", 120.0, 10, 7500)
     u = unit("toy", device="gpu", s_per_unit=20.0, overhead_s=0.0, basis="computed")  # 600 s: 5 x 10 min
-    assert costplan.request("toy", {}, {}, "paper", units=[u], gpu=True).runtime_min == 50
-    c = costplan.request("toy", {}, {}, "laptop", units=units, threads=2, gpu=True)
+    assert costs.request("toy", {}, {}, "paper", units=[u], gpu=True).runtime_min == 50
+    c = costs.request("toy", {}, {}, "laptop", units=units, threads=2, gpu=True)
     assert (c.device, c.wall_s, c.runtime_min, c.mem_mb) == ("cpu", 7.5, 10, 7500)
     with pytest.raises(ValueError, match="no unit cost for other on cpu"):
-        costplan.request("other", {}, {}, "paper", units=units)
+        costs.request("other", {}, {}, "paper", units=units)
 
 
 def test_plan_flags_requests_above_ten_times_the_projection_or_an_hour(monkeypatch):
     """A job projected at 1 min (60 units of 1 s) may ask up to 60 min; one projected at 12 min up to 120 min."""
-    monkeypatch.setitem(costplan.WORK, "toy", lambda p, wc: float(wc.get("n", 60)))
+    monkeypatch.setitem(costs.WORK, "toy", lambda p, wc: float(wc.get("n", 60)))
     units = [unit("toy", overhead_s=0.0, s_per_unit=1.0)]
     job = {"group": "g", "rule": "toy", "wildcards": "", "threads": 1, "gpu": 0, "mem_mb": 3000}
-    assert costplan.project_job({**job, "runtime": 60}, {}, units, "paper", False).flag == ""
-    over = costplan.project_job({**job, "runtime": 61}, {}, units, "paper", False).flag
+    assert costs.project_job({**job, "runtime": 60}, {}, units, "paper", False).flag == ""
+    over = costs.project_job({**job, "runtime": 61}, {}, units, "paper", False).flag
     assert over == "runtime 61 min > max(10 x projected 1.0 min, 60 min)"
     long = {**job, "wildcards": "n=720"}
-    assert costplan.project_job({**long, "runtime": 120}, {}, units, "paper", False).flag == ""
-    assert costplan.project_job({**long, "runtime": 121}, {}, units, "paper", False).flag.startswith("runtime 121")
+    assert costs.project_job({**long, "runtime": 120}, {}, units, "paper", False).flag == ""
+    assert costs.project_job({**long, "runtime": 121}, {}, units, "paper", False).flag.startswith("runtime 121")
