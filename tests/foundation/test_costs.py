@@ -1,4 +1,5 @@
-"""The cost table: Snakemake benchmark files (synthetic, in Snakemake's own format) read, aggregated and written."""
+"""What a run cost (smattn.costs.measured, schedule, tables): Snakemake benchmark files (synthetic, in Snakemake's own
+format) read, aggregated and written, the critical path and ideal time, the measured costs against the plan."""
 
 from __future__ import annotations
 
@@ -218,3 +219,47 @@ def test_schedule_in_the_written_tables(tmp_path):
     assert "4 jobs: 45 s wall (critical path 35 s, ideal on 2 cores 35 s), 32 s CPU, peak 0.3 GB" in md
     assert "Critical path: p1_hmc_sample variant=all N=10 -> p1_fig2c." in md
     assert "critical path 35 s (p1_hmc_sample variant=all N=10 -&gt; p1_fig2c)" in (out / "c.html").read_text()
+
+
+def test_wildcards_text_roundtrip():
+    assert costs.format_wildcards({"variant": "all", "N": 10}) == "variant=all N=10"
+    assert costs.parse_wildcards("variant=all N=10") == {"variant": "all", "N": "10"}
+    assert costs.format_wildcards({}) == "" and costs.parse_wildcards("") == {}
+
+
+def test_plan_check_sets_measured_cpu_time_against_the_cpu_projection(tmp_path):
+    """A job projected on the CPU gets its ratio; one projected on a GPU, one not measured, one not in the plan get
+    none."""
+    jobs = _jobs(tmp_path)
+    plan = tmp_path / "plan.csv"
+    with open(plan, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rule", "wildcards", "device", "cpu_h"])
+        w.writerow(["p2_gamp_alpha", "alpha=0.6", "cpu", "0.0025"])  # 9 s
+        w.writerow(["p2_gamp_alpha", "alpha=1.2", "gpu", "0.0025"])
+        w.writerow(["p1_hmc_sample", "variant=all N=10", "cpu", "0.01"])  # 36 s, CPU time unmeasured
+    assert costs.plan_check(jobs, plan) == [
+        ["p2_theory", "p2_gamp_alpha", "alpha=0.6", "9.00", "9.00", "1.000", "10.00"],
+        ["p2_theory", "p2_gamp_alpha", "alpha=1.2", "19.00", "", "", "20.00"],
+        ["p1_hmc", "p1_hmc_sample", "variant=all N=10", "", "36.00", "", "30.00"],
+        ["p1_hmc", "p1_fig2c", "", "4.00", "", "", "5.00"],
+    ]
+    assert len(costs.CHECK_COLUMNS) == 7
+
+
+def test_benchmark_rows_of_a_run_read_the_jobs_that_finished(tmp_path):
+    """The unit-cost rows of a run still going: the jobs whose benchmark file exists, as jobs.csv writes them."""
+    bench(tmp_path / "results/benchmarks/a.tsv", [(12.5, "310.25", "11.75")], T0 + 30)
+    specs = {
+        "results/benchmarks/a.tsv": {"group": "g", "rule": "a", "wildcards": "n=1"},
+        "results/benchmarks/b.tsv": {"group": "g", "rule": "b", "wildcards": ""},  # not finished
+    }
+    [row] = costs.benchmark_rows(tmp_path, specs)
+    assert {k: v for k, v in row.items() if k != "finished"} == {
+        "rule": "a",
+        "wildcards": "n=1",
+        "cpu_s": "11.75",
+        "wall_s": "12.5",
+        "max_rss_mb": "310.25",
+    }
+    assert dt.datetime.fromisoformat(row["finished"]).timestamp() == T0 + 30

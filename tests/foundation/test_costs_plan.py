@@ -1,51 +1,11 @@
-"""The cost plan (smattn.costs: work, units, plan): work models against independent counts, calibration and projection
-of synthetic runs with known costs, the runtime flag, the requests."""
+"""Unit costs and the cost plan (smattn.costs.units, smattn.costs.plan): calibration and projection of synthetic runs
+with known costs, the unit-cost table, the runtime flag, the requests, the plan's summary."""
 
 from __future__ import annotations
 
 import pytest
 
 from smattn import costs
-
-
-@pytest.mark.parametrize(
-    "L, H, N, G, B, fold", [(2, 4, 64, 32, 4, False), (2, 4, 512, 128, 128, True), (3, 3, 24, 8, 2, False)]
-)
-def test_forward_flops_equal_torchs_flop_counter(L, H, N, G, B, fold):
-    """The analytic FLOP count of one forward pass equals what torch.utils.flop_counter counts on the real model
-    (the layer-1 value fold chosen by the model itself: taken at paper size, not at the small ones)."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    from smattn.p1.images.model import AttentionPathsTransformer, fold_pays
-
-    assert fold_pays(H, N, costs.TOKEN_DIM, B * costs.PAPER_TOKENS) == fold
-    model = AttentionPathsTransformer(L, H, N, G)
-    x = torch.randn(B, costs.PAPER_TOKENS, costs.TOKEN_DIM)
-    with FlopCounterMode(display=False) as fc, torch.no_grad():
-        model(x)
-    assert costs.forward_flops(L, H, N, G, B) == fc.get_total_flops()
-
-
-def test_training_steps_of_the_paper():
-    """10 epochs of 527,878 tasks in batches of 128: 41,240 Adam steps (the paper's run), as TrainConfig counts."""
-    from smattn.p1.images.training import paper_train_config
-
-    p = {
-        "p1_images": {
-            "gd_epochs": 10,
-            "gd_tasks_per_epoch": 527878,
-            "gd_batch": 128,
-            "gd_max_steps": None,
-            "gd_width": 512,
-            "gd_qk_dim": 128,
-            "gd_qk_dim_h8": 64,
-        }
-    }
-    assert costs.train_steps(p, "L2H4") == 41240
-    cfg = paper_train_config(2, 4, width=512, qk_dim=128, batch=128, lr=3e-4, precision="fp32", compile=False)
-    assert cfg.total_steps == 41240
-    assert costs.train_steps({"p1_images": {**p["p1_images"], "gd_max_steps": 2000}}, "L2H4") == 2000
 
 
 def unit(rule="r", **kw):
@@ -176,3 +136,33 @@ def test_plan_flags_requests_above_ten_times_the_projection_or_an_hour(monkeypat
     long = {**job, "wildcards": "n=720"}
     assert costs.project_job({**long, "runtime": 120}, {}, units, "paper", False).flag == ""
     assert costs.project_job({**long, "runtime": 121}, {}, units, "paper", False).flag.startswith("runtime 121")
+
+
+def test_plan_summary_and_its_markdown(monkeypatch):
+    """Two jobs of 60 and 120 units of 1 s, the second waiting for the first and declared 1 min (flagged): 0.05
+    CPU-hours, a 3-minute critical path through both (also the ideal time on 2 cores), 61 requested CPU-minutes."""
+    monkeypatch.setitem(costs.WORK, "toy", lambda p, wc: float(wc["n"]))
+    units = [unit("toy", overhead_s=0.0, s_per_unit=1.0)]
+    job = {"group": "g", "rule": "toy", "threads": 1, "gpu": 0, "mem_mb": 3000}
+    specs = {"a": {**job, "wildcards": "n=60", "runtime": 60}, "b": {**job, "wildcards": "n=120", "runtime": 1}}
+    rows = [costs.project_job(specs[k], {}, units, "paper", on_gpu=True) for k in specs]
+    s = costs.plan_summary(rows, {"a": [], "b": ["a"]}, list(specs), cores=2)
+    assert (s["jobs"], s["cpu_h"], s["gpu_h"], s["critical_path_h"], s["ideal_h"]) == (2, 0.05, 0.0, 0.05, 0.05)
+    assert s["critical_path"] == ["toy n=60", "toy n=120"] and [r.wildcards for r in s["flagged"]] == ["n=120"]
+    md = costs.plan_markdown(s, "paper", units)
+    assert md.startswith("# Cost plan, scale `paper`\n\n2 computing jobs: projected 0.05 CPU-hours and 0.00 GPU-hours")
+    assert "critical path 3.0 min, ideal time on 2 cores 3.0 min" in md
+    assert "first attempts): 1.02 CPU-hours and 0.00 GPU-hours" in md
+    assert "| `g` | 2 | 0.050 | 0.000 |\n| **total** | 2 | 0.050 | 0.000 |" in md
+    assert "Critical path: toy n=60 -> toy n=120." in md
+    assert "- `toy` n=120: runtime 1 min < 2 x projected 2.0 min" in md
+    assert md.endswith("- measured at laptop scale: s; m; 2026-11-26; commit abc\n")
+
+
+def test_computed_gpu_rows_say_they_are_computed():
+    rows = costs.computed_gpu_rows("2026-11-27", "abc")
+    assert [(u.rule, u.device, u.basis, u.calib_scale) for u in rows] == [
+        ("p1_images_train", "gpu", "computed", "paper"),
+        ("p1_images_sample", "gpu", "computed", "paper"),
+    ]
+    assert all(u.source.startswith("computed, not measured") and u.commit == "abc" for u in rows)
