@@ -43,7 +43,7 @@ REQUEST_MEM_MARGIN = 1.5
 REQUEST_MEM_STEP_MB = 500
 REQUEST_MIN_MEM_MB = 1000
 
-
+#: columns of the plan's CSV (results/costs/plan_<scale>.csv; PlanRow.cells: hours, MB, minutes)
 PLAN_COLUMNS = (
     "group",
     "rule",
@@ -66,6 +66,9 @@ PLAN_COLUMNS = (
 
 @dataclass(frozen=True)
 class PlanRow:
+    """One job of the plan: its projected CPU, GPU and wall seconds (None without a unit cost) and peak MB beside
+    its declared ``runtime_min`` and ``mem_mb``; ``flag`` says what does not fit ("" when all does)."""
+
     group: str
     rule: str
     wildcards: str

@@ -56,6 +56,7 @@ UNIT_COLUMNS = tuple(f.name for f in fields(UnitCost))
 
 
 def read_unit_costs(path: str | os.PathLike) -> list[UnitCost]:
+    """The rows of a unit-cost table (columns UNIT_COLUMNS); ValueError naming the file for a missing column."""
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     missing = set(UNIT_COLUMNS) - set(rows[0] if rows else UNIT_COLUMNS)
@@ -69,6 +70,7 @@ def read_unit_costs(path: str | os.PathLike) -> list[UnitCost]:
 
 
 def write_unit_costs(path: str | os.PathLike, units: Iterable[UnitCost]) -> None:
+    """Write ``units`` as a unit-cost table (columns UNIT_COLUMNS, atomically)."""
     sio.write_csv(path, UNIT_COLUMNS, ([str(v) for v in asdict(u).values()] for u in units))
 
 
@@ -151,6 +153,7 @@ GPU_STARTUP_S = 60.0
 
 
 def machine() -> str:
+    """This machine as a unit-cost row names it: ``"<CPU model>, <n> cores"``."""
     model = ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -235,6 +238,8 @@ def run_jobs(jobs_csv: str | None, scale: str, run_dir: str | None = None):
 
 
 def computed_gpu_rows(date: str, commit: str) -> list[UnitCost]:
+    """The GPU rows of the gpu=1 rules computed from an H100's peak under the assumptions above (basis computed), for
+    a table without measured ones."""
     src = "computed, not measured: {}; replace with benchmarks/gpu_check.py --unit-costs on a GPU"
     return [
         UnitCost(

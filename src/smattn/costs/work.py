@@ -51,6 +51,7 @@ def forward_flops(L: int, H: int, N: int, G: int, batch: int, T: int = PAPER_TOK
 
 
 def train_steps(p: Mapping, model: str) -> int:
+    """Optimiser steps of the image-task training of ``model``: epochs x batches per epoch, at most gd_max_steps."""
     i = p["p1_images"]
     n = i["gd_epochs"] * (i["gd_tasks_per_epoch"] // i["gd_batch"])
     return n if i["gd_max_steps"] is None else min(n, int(i["gd_max_steps"]))
