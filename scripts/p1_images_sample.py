@@ -3,7 +3,8 @@ the temperature the theory selected for that N: sampled mean-predictor accuracy 
 order parameter (Eq. 13), with the sampler's diagnostics (split R-hat and bulk ESS of U and of the test predictions,
 gradients per effective sample, tree depths), and every test task's sampled mean prediction with its Monte-Carlo
 standard error (``f_mean`` / ``f_mc_se``, per test set) for the paired comparison with the theory. Weight samples are
-not stored."""
+not stored. On a CPU the chains run in parallel over the job's threads (one XLA host device per thread, at most one
+per chain; the record's ``devices`` and ``chain_method`` say how they ran); on a GPU they are vectorised."""
 
 import numpy as np
 
@@ -11,40 +12,31 @@ from smattn.scriptio import run
 
 
 def main(io):
-    from smattn.device import gpu_job, jax_setup
-
-    gpu_job(io, "jax")  # gpu=1 rule: stops here when it must have a GPU and sees none (smattn.device)
     from smattn.p1.sampler import settings_for_width, use_host_devices_for_chains
 
     p = io.params
     N = int(io.wildcards.N)
     nuts = settings_for_width(p.nuts, N)
-    use_host_devices_for_chains(io.threads, nuts["chains"])  # before JAX starts: chains spread over the threads
+    # the host devices before anything starts JAX (the GPU probe below does): XLA reads the flag once, at its start
+    devices = use_host_devices_for_chains(io.threads, nuts["chains"])
+    from smattn.device import gpu_job, jax_setup
+
+    gpu_job(io, "jax")  # gpu=1 rule: stops here when it must have a GPU and sees none (smattn.device)
     platform = jax_setup(x64=(nuts["dtype"] == "float64"))
     from smattn.io import write_json
-    from smattn.p1.action import Architecture
-    from smattn.p1.images.theory_grid import TEST_SETS, attentioned_sets
+    from smattn.p1.images.theory_grid import TEST_SETS, sampling_inputs
     from smattn.p1.predictor import accuracy
     from smattn.p1.sampler import run_nuts
 
     with np.load(io.input.export) as z:
         ex = {k: z[k] for k in z.files}
     with np.load(io.input.theory) as z:
-        widths, T_sel = z["widths"], z["T_selected"]
-    if N not in [int(w) for w in widths]:
-        raise ValueError(f"sampled width N={N} is not among the theory widths {widths.tolist()}")
-    T = float(T_sel[[int(w) for w in widths].index(N)])
-    heads = tuple(int(h) for h in ex["heads"])
-    xi = attentioned_sets(ex)
-    D, Htot = ex["x_train"].shape[2], xi["train"].shape[1]
-    scale = np.sqrt(D * Htot)  # un-normalised path-attended inputs sum_s abar(s) x_s (sigma_0 = 1)
-    xb = xi["train"] * scale
-    xt = np.concatenate([xi[s] for s in TEST_SETS]) * scale
+        xb, y, xt, arch, T = sampling_inputs(ex, z["widths"], z["T_selected"], N)
     res = run_nuts(
         xb,
-        ex["y_train"].astype(np.float64),
+        y,
         xt,
-        Architecture.equal_width(heads, N),
+        arch,
         T,
         nuts["warmup"],
         nuts["samples"],
@@ -71,6 +63,8 @@ def main(io):
         "acc": acc,
         **{k: nuts[k] for k in ("warmup", "samples", "seed")},
         "platform": platform,
+        "threads": int(io.threads or 1),
+        "host_devices": devices,
         **res.record(),
         "f_mean": f_mean,
         "f_mc_se": f_mc_se,

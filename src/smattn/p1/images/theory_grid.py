@@ -7,6 +7,8 @@
 * ``select_temperature``: per N, the T with the best **Omniglot test** accuracy (the authors' selection, on the same
   test set that is reported; strict improvement, ties keep the first T of the grid); OOD accuracies at that T.
 * ``gp_line``: U = 1 with its own T search over a (smaller) grid, same selection rule.
+* ``sampling_inputs``: what NUTS samples at one width (the sampler's inputs, the selected T).
+* ``random_export``: random arrays of an export's layout, for the tiny modes of tests and benchmarks.
 """
 
 from __future__ import annotations
@@ -41,6 +43,39 @@ def attentioned_sets(export: dict, chunk: int = 100) -> dict[str, np.ndarray]:
     }
     for s in TEST_SETS:
         out[s] = attentioned_inputs_from_heads(np.asarray(export[f"x_{s}"], np.float64), heads, "mean", chunk=chunk)
+    return out
+
+
+def sampling_inputs(export: dict, widths, T_selected, N: int) -> tuple:
+    """The NUTS inputs at width N: (xb [P, H_tot, D], y [P], xt [n_test, H_tot, D], architecture, T).
+
+    ``xb`` / ``xt`` are the un-normalised path-attended inputs sum_s abar(s) x_s (sigma_0 = 1) of the training set and
+    of every test set concatenated in ``TEST_SETS`` order; the architecture has the export's heads at equal width N;
+    T is the temperature the theory selected at N (``widths`` and ``T_selected`` of theory.npz), and a width the
+    theory did not compute is refused."""
+    widths = [int(w) for w in widths]
+    if int(N) not in widths:
+        raise ValueError(f"sampled width N={N} is not among the theory widths {widths}")
+    T = float(T_selected[widths.index(int(N))])
+    heads = tuple(int(h) for h in export["heads"])
+    xi = attentioned_sets(export)
+    scale = np.sqrt(np.asarray(export["x_train"]).shape[2] * xi["train"].shape[1])
+    xt = np.concatenate([xi[s] for s in TEST_SETS]) * scale
+    y = np.asarray(export["y_train"], np.float64)
+    return xi["train"] * scale, y, xt, Architecture.equal_width(heads, int(N)), T
+
+
+def random_export(heads=(2, 2), P: int = 20, n_test: int = 10, G: int = 4, seed: int = 0) -> dict[str, np.ndarray]:
+    """The arrays of an export that the theory and the sampler read (``x_*`` [n, 48, 192] float32, balanced ``y_*``,
+    ``WQ`` / ``WK`` [L, H, G, 192], ``heads``), filled with random numbers: the code path at toy size, for the tiny
+    modes of tests and benchmarks (docs/p1_images.md#export has the real layout)."""
+    rng = np.random.default_rng(seed)
+    L, H = len(heads), int(heads[0])
+    out = {"heads": np.array(heads)}
+    for s, n in (("train", P), *((s, n_test) for s in TEST_SETS)):
+        out[f"x_{s}"] = rng.standard_normal((n, 48, 192)).astype(np.float32)
+        out[f"y_{s}"] = np.repeat([1.0, -1.0], [n - n // 2, n // 2]).astype(np.float32)
+    out["WQ"], out["WK"] = (0.1 * rng.standard_normal((L, H, G, 192)).astype(np.float32) for _ in range(2))
     return out
 
 
