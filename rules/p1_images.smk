@@ -185,9 +185,9 @@ rule p1_images_sample:
     priority: 50
     conda:
         "../envs/torch.yaml"
-    # one thread on a CPU: the chains spread over 2 host devices (threads: 2) were not faster on the 2-core laptop
-    # (warm-up 207 -> 190 s, first half of the samples 264 -> 287 s, idle machine) and kept the other core from other
-    # jobs; on a GPU (paper scale) the chains are vectorised on the card and the threads serve the host side
+    # one thread on a CPU (one host device, chains one after another), leaving the other core of a 2-core laptop to
+    # other jobs; what two threads (two host devices, parallel chains) gain: benchmarks/p1_images_nuts_devices.py; on
+    # a GPU (paper scale) the chains are vectorised on the card and the threads serve the host side
     threads: gpu_threads()
     # gpu=1: every gradient factors the P x P training kernel, P = 600 (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
