@@ -132,3 +132,40 @@ def cv_with_se(K: np.ndarray, K_ref: np.ndarray | None = None) -> tuple[float, f
         return c if R is None else c - offdiag_cv(R[s])
 
     return jackknife(stat, K.shape[0])
+
+
+def kernel_statistics(
+    kernels: dict[str, np.ndarray],
+    y: np.ndarray,
+    alignment_gaps: list[tuple[str, str]],
+    cv_gaps: list[tuple[str, str]],
+    n_perm: int,
+    seed: int,
+) -> dict[str, float]:
+    """The statistics of named kernels ``{name: K [P, P]}`` on labels y [P], as a flat ``{id: number}`` (ids
+    without a prefix; all dimensionless):
+
+    * per kernel: ``alignment[kernel=k]`` and ``alignment_se[...]`` (jackknife), the permutation null's
+      ``alignment_null_mean``, ``alignment_null_sd``, ``alignment_excess``, ``alignment_z``, ``alignment_p``
+      (two-sided), and ``cv[kernel=k]`` with ``cv_se``;
+    * per pair ``(a, b)`` of ``alignment_gaps``: ``alignment_gap[a-b]`` = A(a) - A(b) with its paired
+      ``alignment_gap_se[a-b]``; per pair of ``cv_gaps``: ``cv_gap[a-b]`` = cv(a) - cv(b) and ``cv_gap_se[a-b]``;
+    * ``permutations``: n_perm.
+
+    Every kernel's null uses the same label shuffles (generator ``seed``).
+    """
+    out: dict[str, float] = {"permutations": float(n_perm)}
+    for name, K in kernels.items():
+        tag = f"[kernel={name}]"
+        a, se = alignment_with_se(K, y)
+        null = permutation_null(K, y, n_perm, seed)
+        cv, cv_se = cv_with_se(K)
+        out |= {f"alignment{tag}": a, f"alignment_se{tag}": se, f"cv{tag}": cv, f"cv_se{tag}": cv_se}
+        out |= {f"alignment_{k}{tag}": null[k] for k in ("null_mean", "null_sd", "excess", "z", "p")}
+    for a, b in alignment_gaps:
+        gap, se = alignment_with_se(kernels[a], y, kernels[b])
+        out |= {f"alignment_gap[{a}-{b}]": gap, f"alignment_gap_se[{a}-{b}]": se}
+    for a, b in cv_gaps:
+        gap, se = cv_with_se(kernels[a], kernels[b])
+        out |= {f"cv_gap[{a}-{b}]": gap, f"cv_gap_se[{a}-{b}]": se}
+    return out
