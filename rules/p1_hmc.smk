@@ -148,11 +148,12 @@ rule p1_fig2e:
 
 
 rule p1_fig5b:
-    """P1 Fig. 5b: same-path pre-kernels and the GP / renormalised kernels."""
+    """P1 Fig. 5b: same-path pre-kernels and the GP / renormalised kernels; their task alignment and uniformity."""
     input:
         kernels="results/p1_hmc/kernels_all.npz",
     output:
         **figure("figures/p1/fig5b", "p1_fig5b", "P1", "Fig. 5"),
+        metrics="results/metrics/p1_hmc/p1_fig5b.json",
     log:
         "logs/p1_hmc/p1_fig5b.log",
     benchmark:
@@ -163,6 +164,9 @@ rule p1_fig5b:
     resources:
         mem_mb=planned_mem_mb("p1_fig5b"),
         runtime=planned_runtime("p1_fig5b"),
+    params:
+        permutations=P1H["fig5b_permutations"],
+        seed=P1H["fig5b_seed"],
     script:
         "../scripts/p1_hmc_fig5b.py"
 

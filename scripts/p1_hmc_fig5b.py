@@ -1,5 +1,7 @@
 """P1 Fig. 5b: same-path pre-kernels (g, d, a1, a2), the GP kernel and the renormalised kernel (smallest N) on
-50 training examples (indices 0-24, class +1, and 75-99, class -1)."""
+50 training examples (indices 0-24, class +1, and 75-99, class -1). Ledger: each kernel's centred alignment with
+the labels over all training examples, its label-permutation null and the uniformity of its off-diagonal entries,
+with jackknife standard errors (docs/p1_theory.md#kernel-statistics-fig-5b)."""
 
 import numpy as np
 
@@ -7,6 +9,8 @@ from smattn.scriptio import run
 
 SEL = np.r_[0:25, 75:100]
 ORDER = ["g", "d", "a1", "a2"]
+ALIGNMENT_GAPS = [("g", "a1"), ("g", "a2"), ("g", "gp"), ("rn", "gp")]
+CV_GAPS = [("g", "d"), ("a1", "d"), ("a2", "d")]
 
 
 def main(io):
@@ -15,18 +19,25 @@ def main(io):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from smattn.io import save_figure, write_csv
+    from smattn.io import save_figure, write_csv, write_metrics
+    from smattn.p1.kernel_alignment import kernel_statistics
 
     k = np.load(io.input.kernels)
     paths = [str(p) for p in k["paths"]]
-    panels = [(f"path {n}", k["same_path"][paths.index(n)]) for n in ORDER]
-    panels += [("GP kernel", k["K_gp"]), (f"renormalised kernel (N = {float(k['N']):g})", k["K_rn"])]
+    kernels = {n: k["same_path"][paths.index(n)] for n in ORDER} | {"gp": k["K_gp"], "rn": k["K_rn"]}
+    stats = kernel_statistics(
+        kernels, k["y"], ALIGNMENT_GAPS, CV_GAPS, int(io.params.permutations), int(io.params.seed)
+    )
+    write_metrics(io.output.metrics, {f"p1.hmc.fig5b.{key}": v for key, v in stats.items()})
+
+    titles = [f"path {n}" for n in ORDER] + ["GP kernel", f"renormalised kernel (N = {float(k['N']):g})"]
     fig, axes = plt.subplots(2, 3, figsize=(10.5, 6.5), layout="constrained")
     rows = []
-    for ax, (title, M) in zip(axes.ravel(), panels, strict=True):
+    for ax, title, (name, M) in zip(axes.ravel(), titles, kernels.items(), strict=True):
         sub = M[np.ix_(SEL, SEL)]
         im = ax.imshow(sub, cmap="viridis")
-        ax.set_title(title, fontsize=9)
+        a, cv = stats[f"alignment[kernel={name}]"], stats[f"cv[kernel={name}]"]
+        ax.set_title(f"{title}\nalignment {a:.3f}, CV {cv:.3f}", fontsize=9)
         ax.set_xticks([0, 25], ["0", "75"])
         ax.set_yticks([0, 25], ["0", "75"])
         fig.colorbar(im, ax=ax, fraction=0.046)
