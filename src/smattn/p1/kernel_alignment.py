@@ -46,11 +46,16 @@ def _labels(y: np.ndarray, P: int) -> np.ndarray:
     return y
 
 
+def _centred(K: np.ndarray) -> np.ndarray:
+    """H K H, H = 1 - 1 1^T / P: K [P, P] with its row, column and grand means removed."""
+    return K - K.mean(0, keepdims=True) - K.mean(1, keepdims=True) + K.mean()
+
+
 def centred_alignment(K: np.ndarray, y: np.ndarray) -> float:
     """Centred kernel-target alignment of K [P, P] with the labels y [P] (dimensionless, in [-1, 1])."""
     K = _square(K)
     y = _labels(y, K.shape[0])
-    Kc = K - K.mean(0, keepdims=True) - K.mean(1, keepdims=True) + K.mean()
+    Kc = _centred(K)
     yc = y - y.mean()
     norm = np.linalg.norm(Kc)
     if norm == 0:
@@ -79,7 +84,7 @@ def permutation_null(K: np.ndarray, y: np.ndarray, n_perm: int, seed: int) -> di
     K = _square(K)
     y = _labels(y, K.shape[0])
     a = centred_alignment(K, y)
-    Kc = K - K.mean(0, keepdims=True) - K.mean(1, keepdims=True) + K.mean()
+    Kc = _centred(K)
     yc = y - y.mean()
     scale = np.linalg.norm(Kc) * (yc @ yc)  # both invariant under a permutation of y
     rng = np.random.default_rng(seed)
@@ -103,35 +108,33 @@ def jackknife(stat: Callable[[np.ndarray], float], P: int) -> tuple[float, float
     return full, se
 
 
-def alignment_with_se(K: np.ndarray, y: np.ndarray, K_ref: np.ndarray | None = None) -> tuple[float, float]:
-    """A(K, y), or the paired difference A(K, y) - A(K_ref, y), with its jackknife standard error over examples."""
+def _paired_jackknife(
+    stat: Callable[[np.ndarray], float], K: np.ndarray, K_ref: np.ndarray | None
+) -> tuple[float, float]:
+    """stat(K) or the paired difference stat(K) - stat(K_ref) over the examples, with its jackknife standard error;
+    ``stat`` takes a [p, p] sub-kernel and the index array of its examples."""
     K = _square(K)
-    y = _labels(y, K.shape[0])
     R = None if K_ref is None else _square(K_ref, "K_ref")
     if R is not None and R.shape != K.shape:
         raise ValueError(f"K_ref {R.shape} and K {K.shape} differ in shape")
 
-    def stat(idx):
+    def on(idx):
         s = np.ix_(idx, idx)
-        a = centred_alignment(K[s], y[idx])
-        return a if R is None else a - centred_alignment(R[s], y[idx])
+        v = stat(K[s], idx)
+        return v if R is None else v - stat(R[s], idx)
 
-    return jackknife(stat, K.shape[0])
+    return jackknife(on, K.shape[0])
+
+
+def alignment_with_se(K: np.ndarray, y: np.ndarray, K_ref: np.ndarray | None = None) -> tuple[float, float]:
+    """A(K, y), or the paired difference A(K, y) - A(K_ref, y), with its jackknife standard error over examples."""
+    y = _labels(y, np.shape(K)[0])
+    return _paired_jackknife(lambda sub, idx: centred_alignment(sub, y[idx]), K, K_ref)
 
 
 def cv_with_se(K: np.ndarray, K_ref: np.ndarray | None = None) -> tuple[float, float]:
     """offdiag_cv(K), or the paired difference cv(K) - cv(K_ref), with its jackknife standard error over examples."""
-    K = _square(K)
-    R = None if K_ref is None else _square(K_ref, "K_ref")
-    if R is not None and R.shape != K.shape:
-        raise ValueError(f"K_ref {R.shape} and K {K.shape} differ in shape")
-
-    def stat(idx):
-        s = np.ix_(idx, idx)
-        c = offdiag_cv(K[s])
-        return c if R is None else c - offdiag_cv(R[s])
-
-    return jackknife(stat, K.shape[0])
+    return _paired_jackknife(lambda sub, idx: offdiag_cv(sub), K, K_ref)
 
 
 def kernel_statistics(
