@@ -218,6 +218,9 @@ def test_schedule_in_the_written_tables(tmp_path):
     md = (out / "r.md").read_text()
     assert "4 jobs: 45 s wall (critical path 35 s, ideal on 2 cores 35 s), 32 s CPU, peak 0.3 GB" in md
     assert "Critical path: p1_hmc_sample variant=all N=10 -> p1_fig2c." in md
+    # the 30 s sampling job of the 35 s path holds it longest
+    assert sched.longest_on_path == ("p1_hmc_sample variant=all N=10", 30.0)
+    assert "The job that held it longest: p1_hmc_sample variant=all N=10, 30 s (86 % of the path)." in md
     assert "critical path 35 s (p1_hmc_sample variant=all N=10 -&gt; p1_fig2c)" in (out / "c.html").read_text()
 
 

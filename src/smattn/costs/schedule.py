@@ -51,6 +51,15 @@ class Schedule:
     critical_path: tuple[str, ...]
     ideal_s: float
     cores: int
+    critical_path_job_s: tuple[float, ...] = ()  # wall seconds of each job of critical_path
+
+    @property
+    def longest_on_path(self) -> tuple[str, float] | None:
+        """The job that holds the critical path longest (its name and wall seconds); None for an empty path."""
+        if not self.critical_path_job_s:
+            return None
+        k = max(range(len(self.critical_path_job_s)), key=self.critical_path_job_s.__getitem__)
+        return self.critical_path[k], self.critical_path_job_s[k]
 
 
 def schedule(jobs: Sequence[JobCost], specs: Mapping[str, Mapping], cores: int) -> Schedule:
@@ -62,5 +71,10 @@ def schedule(jobs: Sequence[JobCost], specs: Mapping[str, Mapping], cores: int) 
     length, path = critical_path(durations, after)
     names = {j.benchmark: f"{j.rule} {j.wildcards}".strip() for j in jobs}
     return Schedule(
-        span_s(jobs), length, tuple(names[b] for b in path), ideal_time(durations, threads, after, cores), cores
+        span_s(jobs),
+        length,
+        tuple(names[b] for b in path),
+        ideal_time(durations, threads, after, cores),
+        cores,
+        tuple(durations[b] for b in path),
     )

@@ -133,6 +133,10 @@ def readme_table(
     )
     if sched is not None:
         detail += f" Critical path: {' -> '.join(sched.critical_path)}."
+        if sched.longest_on_path is not None:
+            name, sec = sched.longest_on_path
+            share = sec / sched.critical_path_s if sched.critical_path_s > 0 else float("nan")
+            detail += f" The job that held it longest: {name}, {human_duration(sec)} ({100 * share:.0f} % of the path)."
     lines = [
         f"Timing cell of the scales table (scale `{scale}`):",
         "",
