@@ -23,6 +23,14 @@ P1I_IDX = {
 
 # NUTS outputs of one model at every sampled width
 p1i_samples = lambda model: [f"results/p1_images/{model}/samples_N{int(n)}.json" for n in P1I["sampled_widths"]]
+# the model the NUTS jobs sample (Fig. 3b, c)
+P1I_SAMPLED_MODEL = "L2H4"
+
+
+def p1i_priority(wildcards):
+    """Priority of a job of one model: its chain train -> export -> theory -> NUTS is the run's critical path when the
+    model is sampled, so those jobs go before the other models' (a priority does not pass to a job's inputs)."""
+    return 60 if wildcards.model == P1I_SAMPLED_MODEL else 50
 
 
 rule p1_images_prepare:
@@ -65,7 +73,7 @@ rule p1_images_train:
         model="|".join(P1I_MODELS),
     # between-workflow cache with --cache (docs/cluster.md#sharing-expensive-outputs-between-checkouts)
     cache: OUTPUT_CACHE
-    priority: 50
+    priority: p1i_priority
     conda:
         "../envs/torch.yaml"
     threads: gpu_threads()
@@ -119,7 +127,7 @@ rule p1_images_export:
         "results/benchmarks/p1_images/p1_images_export_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
-    priority: 50
+    priority: p1i_priority
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -150,7 +158,7 @@ rule p1_images_theory:
         "results/benchmarks/p1_images/p1_images_theory_{model}.tsv"
     wildcard_constraints:
         model="|".join(P1I_MODELS),
-    priority: 50
+    priority: p1i_priority
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -182,12 +190,12 @@ rule p1_images_sample:
     wildcard_constraints:
         model="|".join(P1I_MODELS),
         N=r"\d+",
-    priority: 50
+    priority: p1i_priority
     conda:
         "../envs/torch.yaml"
-    # one thread on a CPU (one host device, chains one after another), leaving the other core of a 2-core laptop to
-    # other jobs; what two threads (two host devices, parallel chains) gain: benchmarks/p1_images_nuts_devices.py; on
-    # a GPU (paper scale) the chains are vectorised on the card and the threads serve the host side
+    # one thread on a CPU (the chains one after another on one host device: spread over two they hung,
+    # docs/p1_images.md#theory-grid), leaving the other core of a 2-core laptop to other jobs; on a GPU (paper scale)
+    # the chains are vectorised on the card and the threads serve the host side
     threads: gpu_threads()
     # gpu=1: every gradient factors the P x P training kernel, P = 600 (costs: docs/cluster.md#which-jobs-get-a-gpu)
     resources:
@@ -206,7 +214,7 @@ rule p1_fig3b:
     input:
         theory="results/p1_images/L2H4/theory.npz",
         gd_eval="results/p1_images/L2H4/gd_eval.json",
-        samples=p1i_samples("L2H4"),
+        samples=p1i_samples(P1I_SAMPLED_MODEL),
     output:
         **figure("figures/p1/fig3b", "p1_fig3b", "P1", "Fig. 3"),
         metrics="results/metrics/p1_images/p1_fig3b.json",
@@ -236,7 +244,7 @@ rule p1_fig3c:
     input:
         theory="results/p1_images/L2H4/theory.npz",
         gd_eval="results/p1_images/L2H4/gd_eval.json",
-        samples=p1i_samples("L2H4")[0],
+        samples=p1i_samples(P1I_SAMPLED_MODEL)[0],
     output:
         **figure("figures/p1/fig3c", "p1_fig3c", "P1", "Fig. 3"),
         metrics="results/metrics/p1_images/p1_fig3c.json",
