@@ -208,13 +208,14 @@ def _moments_l2(x, omega, P, c, z1, lw, n1d, method, covariance=True):
     wm /= tot
     W, Dw = wp + wm, wp - wm
     # row-wise dot products (one pass each, no temporaries): much faster than batched 4 x K matmuls
-    Wz10, Wz11, Wz20, Dz20, Dz21 = W * z10, W * z11, W * z20, Dw * z20, Dw * z21
+    Wz10, Wz11, Dz20, Dz21 = W * z10, W * z11, Dw * z20, Dw * z21
     mu = np.stack([Wz10.sum(axis=1), Wz11.sum(axis=1), Dz20.sum(axis=1), Dz21.sum(axis=1)], axis=1)
     log_norm = (mx + np.log(tot))[:, 0]
     ess = 1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1))
     if not covariance:
         return mu.reshape(-1, 2, 2), None, log_norm, ess
     S = np.empty((x.shape[0], 4, 4))
+    Wz20 = W * z20
     for i, j, a, b in (
         (0, 0, Wz10, z10), (0, 1, Wz10, z11), (1, 1, Wz11, z11),  # z1 z1^T: even
         (0, 2, Dz20, z10), (0, 3, Dz21, z10), (1, 2, Dz20, z11), (1, 3, Dz21, z11),  # z1 (s z2)^T: odd
@@ -312,7 +313,7 @@ def _nodes_local(omega, V, components, u, lw, u_loc, lw_loc):
     inv00, inv11 = 1.0 / comp_L[..., 0, 0], 1.0 / comp_L[..., 1, 1]  # (n, 5)
     inv10 = -comp_L[..., 1, 0] * inv00 * inv11
     const = log_pi + np.log(inv00 * inv11) - np.log(2.0 * np.pi)
-    z10, z11 = z1[..., 0], z1[..., 1]
+    z10, z11 = np.ascontiguousarray(z1[..., 0]), np.ascontiguousarray(z1[..., 1])  # read by every component
     lq = []
     for j in range(5):
         d0, d1 = z10 - comp_m[:, j, None, 0], z11 - comp_m[:, j, None, 1]
