@@ -307,6 +307,8 @@ rule p2_l3_state_evolution:
         "results/benchmarks/p2_theory/p2_l3_state_evolution.tsv"
     # between-workflow cache with --cache (docs/cluster.md#sharing-expensive-outputs-between-checkouts)
     cache: OUTPUT_CACHE
+    # the longest P2 job: started first, so that the others run beside it
+    priority: 10
     conda:
         "../envs/jax.yaml"
     threads: 2

@@ -136,3 +136,20 @@ def test_ridge_grid_matches_gauss_hermite_where_both_converge_and_converges_at_s
     ref = moments(1e-4, 64, 0.05)[0]
     assert np.abs(moments(1e-4, 32, 0.05)[0] - ref).max() < 2e-3
     assert np.abs(moments(1e-4, 48, 0.0)[0] - ref).max() > 0.1
+
+
+@pytest.mark.parametrize("q,method", [((0.3, 0.4), "A"), ((0.5, 0.9), "A*")])
+def test_mean_only_moments_and_g_out_without_covariance(q, method):
+    """covariance=False gives the same mean (to the bit) without the covariance; the Jacobian needs it."""
+    ell, om, V = _case(6, q)
+    quad = QuadratureSettings(n1d=24, method=method)
+    full = posterior_moments(ell[None], om[None], V, C, quad)
+    mean_only = posterior_moments(ell[None], om[None], V, C, quad, covariance=False)
+    assert mean_only.cov is None and full.cov is not None
+    for name in ("mean", "log_norm", "ess"):
+        np.testing.assert_array_equal(getattr(mean_only, name), getattr(full, name), err_msg=name)
+    g, _, mom = g_out(ell[None], om[None], V, C, quad, jacobian=False, covariance=False)
+    np.testing.assert_array_equal(g, g_out(ell[None], om[None], V, C, quad)[0])
+    assert mom.cov is None
+    with pytest.raises(ValueError, match="covariance"):
+        g_out(ell[None], om[None], V, C, quad, covariance=False)

@@ -125,3 +125,24 @@ def test_gamp_records_shapes_and_validates():
     assert r.M.shape == (3, 2, 2) and r.Q.shape == (3, 2, 2) and r.test_error.shape == (3,)
     with pytest.raises(ValueError, match="damping"):
         run_gamp(60, 0.5, 3, damping=1.5)
+
+
+@pytest.mark.parametrize("L", [2, 3])
+def test_plugin_and_bo_errors_equal_the_attention_output_on_the_same_draws(L):
+    """The errors' vectorised link against attention_link.attention_output on the draws of the same generator (the
+    estimator draws xi, then U (then U') per chunk, each of shape (m, L, 2)), at a non-diagonal overlap."""
+    Q = np.array([[0.5, 0.1, 0.0], [0.1, 0.4, 0.05], [0.0, 0.05, 0.95]])[:L, :L]
+    n, c = 30000, 0.7
+    sQ, sV = sqrtm_psd(Q), sqrtm_psd(np.eye(L) - Q)
+    rng = np.random.default_rng(9)
+    om = np.einsum("ab,nbt->nat", sQ, rng.standard_normal((n, L, 2)))
+    Z = om + np.einsum("ab,nbt->nat", sV, rng.standard_normal((n, L, 2)))
+    Z2 = om + np.einsum("ab,nbt->nat", sV, rng.standard_normal((n, L, 2)))
+    y, y0, y2 = attention_output(Z, c), attention_output(om, c), attention_output(Z2, c)
+    plug = np.sum((y - y0) ** 2, axis=(1, 2))
+    bo = 0.5 * np.sum((y - y2) ** 2, axis=(1, 2))
+    for got, ref in (
+        (plugin_error(Q, c, n_samples=n, seed=9, chunk=n), plug),
+        (bo_error(Q, c, n_samples=n, seed=9, chunk=n), bo),
+    ):
+        np.testing.assert_allclose(got, (ref.mean(), ref.std(ddof=1) / np.sqrt(n)), rtol=1e-10)

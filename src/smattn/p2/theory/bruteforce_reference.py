@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from .attention_link import (
-    apply_skip_matrix,
     check_skip,
     link_logits,
     preimage,
@@ -22,19 +21,10 @@ from .attention_link import (
 )
 from .channel_denoiser import g_out
 from .overlaps import clip_overlap, sqrtm_psd
-from .quadrature import QuadratureSettings
+from .quadrature import QuadratureSettings, relative_weights
 from .state_evolution import TeacherDraws, channel_covariance, overlap_update
 
 __all__ = ["bruteforce_moments", "bruteforce_update"]
-
-
-def _inv_apply(z, v, c):
-    p, q = softmax_entries(z)
-    i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
-    return (
-        np.stack([i00 * v[..., 0] + i01 * v[..., 1], i10 * v[..., 0] + i11 * v[..., 1]], axis=-1),
-        np.log(skip_matrix_det(p, q, c)),
-    )
 
 
 def bruteforce_moments(
@@ -62,37 +52,60 @@ def bruteforce_moments(
     P = np.linalg.inv(V)
     sd = spread * np.sqrt(np.diag(V))
     x = preimage(np.asarray(ell, dtype=np.float64))
+    f = L - 1  # the sampled layers
     mean = np.empty((n, L, 2))
     ess = np.empty(n)
     for i in range(n):
-        logs, first, lasts = [], [], []
+        om = omega[i]
+        wl0, wl1 = om[f]  # the last layer's mean
+        # per chunk: the sampled layers (f, 2, m), the + branch of the last layer and the log-weights of both signs
+        zs_c, zl_c, lp_c, lm_c = [], [], [], []
         for j0 in range(0, int(n_points), int(chunk_points)):
             m = min(int(chunk_points), int(n_points) - j0)
-            u = rng.standard_normal((m, L - 1, 2))
-            zs = omega[i, None, : L - 1, :] + sd[None, : L - 1, None] * u  # (m, L-1, 2)
+            u = rng.standard_normal((m, f, 2)).transpose(1, 2, 0)  # (f, 2, m), the draws of shape (m, f, 2)
+            zs = om[:f, :, None] + sd[:f, None, None] * u
+            p1, q1 = softmax_entries(zs[0].T)
             if L == 2:
-                zl, logdet = _inv_apply(zs[:, 0], np.broadcast_to(x[i], (m, 2)), c)
+                y0, y1 = x[i, 0], x[i, 1]
+                logdet = np.log(skip_matrix_det(p1, q1, c))
             else:
-                a2 = apply_skip_matrix(zs[:, 0], zs[:, 1], c)
-                y1, ld2 = _inv_apply(a2, np.broadcast_to(x[i], (m, 2)), c)
-                zl, ld1 = _inv_apply(zs[:, 0], y1, c)
-                logdet = ld1 + ld2
-            lq = -0.5 * np.sum(u * u, axis=(1, 2))  # proposal, constants dropped
-            for s in (1.0, -1.0):
-                Z = np.concatenate([zs, s * zl[:, None, :]], axis=1)  # (m, L, 2)
-                D = Z - omega[i]
-                logs.append(-0.5 * np.einsum("kat,ab,kbt->k", D, P, D) - logdet - lq)
-                first.append(zs)
-                lasts.append(s * zl)
-        lw = np.concatenate(logs)
-        lw[~np.isfinite(lw)] = -np.inf
-        w = np.exp(lw - lw.max())
-        w /= w.sum()
-        zs_all = np.concatenate(first)
-        zl_all = np.concatenate(lasts)
-        mean[i, : L - 1] = np.einsum("k,kat->at", w, zs_all)
-        mean[i, L - 1] = w @ zl_all
-        ess[i] = 1.0 / np.sum(w * w)
+                # a2 = A_c(z1) z2, y = A_c(a2)^{-1} x, z3 = A_c(z1)^{-1} y; det B = det A_c(a2) det A_c(z1)
+                a20 = (1.0 - p1 + c) * zs[1, 0] + p1 * zs[1, 1]
+                a21 = q1 * zs[1, 0] + (1.0 - q1 + c) * zs[1, 1]
+                p2, q2 = softmax_entries(np.stack([a20, a21], axis=-1))
+                j00, j01, j10, j11 = skip_matrix_inverse(p2, q2, c)
+                y0, y1 = j00 * x[i, 0] + j01 * x[i, 1], j10 * x[i, 0] + j11 * x[i, 1]
+                logdet = np.log(skip_matrix_det(p1, q1, c) * skip_matrix_det(p2, q2, c))
+            i00, i01, i10, i11 = skip_matrix_inverse(p1, q1, c)
+            zl0, zl1 = i00 * y0 + i01 * y1, i10 * y0 + i11 * y1
+            # Gaussian exponent of (zs, s zl): A + s B, B collecting the terms linear in zl
+            D = zs - om[:f, :, None]
+            A = np.zeros(m)
+            lin0, lin1 = np.zeros(m), np.zeros(m)
+            for a in range(f):
+                for b in range(f):
+                    A += P[a, b] * (D[a, 0] * D[b, 0] + D[a, 1] * D[b, 1])
+                lin0 += P[a, f] * D[a, 0]
+                lin1 += P[a, f] * D[a, 1]
+            A += P[f, f] * (zl0 * zl0 + zl1 * zl1 + (wl0 * wl0 + wl1 * wl1)) - 2.0 * (lin0 * wl0 + lin1 * wl1)
+            B = 2.0 * (lin0 * zl0 + lin1 * zl1) - 2.0 * P[f, f] * (zl0 * wl0 + zl1 * wl1)
+            base = 0.5 * np.sum(u * u, axis=(0, 1)) - logdet - 0.5 * A  # target / proposal, constants dropped
+            for lst, lw in ((lp_c, base - 0.5 * B), (lm_c, base + 0.5 * B)):
+                lw[~np.isfinite(lw)] = -np.inf
+                lst.append(lw)
+            zs_c.append(zs)
+            zl_c.append((zl0, zl1))
+        mx = max(max(a.max() for a in lp_c), max(a.max() for a in lm_c))
+        wp_c = [relative_weights(a - mx) for a in lp_c]
+        wm_c = [relative_weights(a - mx) for a in lm_c]
+        tot = sum(a.sum() for a in wp_c) + sum(a.sum() for a in wm_c)
+        s_first = sum(zs @ (wp + wm) for zs, wp, wm in zip(zs_c, wp_c, wm_c, strict=True))  # (f, 2)
+        s_last = sum(
+            np.array([zl[0] @ (wp - wm), zl[1] @ (wp - wm)]) for zl, wp, wm in zip(zl_c, wp_c, wm_c, strict=True)
+        )
+        mean[i, :f] = s_first / tot
+        mean[i, f] = s_last / tot
+        ess[i] = tot**2 / sum((wp @ wp + wm @ wm) for wp, wm in zip(wp_c, wm_c, strict=True))
     return mean, ess
 
 
@@ -131,7 +144,7 @@ def bruteforce_update(
         "median_ess": float(np.median(ess)),
     }
     if quad is not None:
-        gg, _, mom = g_out(link_logits(Z, c), omega, V, c, quad, jacobian=False)
+        gg, _, mom = g_out(link_logits(Z, c), omega, V, c, quad, jacobian=False, covariance=False)
         per_g = np.einsum("nat,nbt->nab", gg, gg)
         out["R_grid"] = per_g.mean(0)
         out["Q_update_grid"] = overlap_update(alpha * per_g.mean(0))

@@ -38,7 +38,7 @@ from .attention_link import (
     solve_softmax_layer,
 )
 from .depth3_grid import depth3_moments
-from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
+from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid, relative_weights
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid", "ridge_reach"]
 
@@ -52,16 +52,27 @@ _L3_BLOCK = 8_192  # L = 3, NumPy backend: the same for _moments_depth3 (its ~30
 class ChannelMoments:
     """Posterior moments of Z for n samples (p layers, T = 2 tokens).
 
-    mean: (n, p, 2); cov: (n, 2p, 2p) with flat index a*2 + t; log_norm: (n,) log of the (unnormalised)
-    channel partition function up to a sample-independent constant; ess: (n,) effective number of grid nodes
-    (a small value flags an under-resolved posterior); method: "A" or "A*".
+    mean: (n, p, 2); cov: (n, 2p, 2p) with flat index a*2 + t (None when not asked for); log_norm: (n,) log of the
+    (unnormalised) channel partition function up to a sample-independent constant; ess: (n,) effective number of
+    grid nodes (a small value flags an under-resolved posterior); method: "A" or "A*".
     """
 
     mean: np.ndarray
-    cov: np.ndarray
+    cov: np.ndarray | None
     log_norm: np.ndarray
     ess: np.ndarray
     method: str
+
+
+def _softmax_pq(a0, a1):
+    """attention_link.softmax_entries of a = (a0, a1) given as two arrays (the same operations, no stacking)."""
+    d = a0 - a1
+    return _sigmoid_neg(a0 * d), _sigmoid_neg(-a1 * d)
+
+
+def _sigmoid_neg(t):
+    """1/(1+exp(t)), as attention_link's helper."""
+    return 0.5 * (1.0 - np.tanh(0.5 * t))
 
 
 def _check_inputs(ell, omega, V):
@@ -153,7 +164,7 @@ def ridge_reach(omega1, sd1: float) -> float:
     return float(np.max(np.abs(omega1[:, 0] - omega1[:, 1])) / np.sqrt(2.0) + 8.0 * sd1)
 
 
-def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
+def _moments_l2(x, omega, P, c, z1, lw, n1d, method, covariance=True):
     """L = 2, parametrisation "A" on given first-layer nodes: posterior moments of one chunk of m samples.
 
     The two branches z2 = s A_c(z1)^{-1} x, s = +-1, share the node z1, its log-weight lw and the Jacobian
@@ -161,20 +172,27 @@ def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
     w_+, w_-, W = w_+ + w_- and Delta = w_+ - w_-, the moments of the configuration (z1, s z2) are sums of W (even in
     s: z1, z1 z1^T, z2 z2^T) and of Delta (odd: s z2, z1 (s z2)^T), so no configuration array of both branches is
     built.  x: (m, 2) pre-images; omega: (m, 2, 2); P = V^{-1} (2, 2); z1: (m, K, 2) nodes; lw: (K,) or (m, K) node
-    log-weights without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t), log_norm (m,) and
-    ess (m,).  n1d, method: for the error message of a sample without an admissible node.
+    log-weights without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t; None unless
+    covariance), log_norm (m,) and ess (m,).  n1d, method: for the error message of a sample without an admissible
+    node.  A diagonal V (P[0, 1] = 0) skips the cross term, which is then exactly zero.
     """
-    p, q = softmax_entries(z1)
-    i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
+    # attention_link's softmax_entries, skip_matrix_det and skip_matrix_inverse written out on the two components
+    # (the same operations), sharing the determinant
+    z10, z11 = z1[..., 0], z1[..., 1]
+    p, q = _softmax_pq(z10, z11)
+    det = (1.0 + c) * (1.0 + c - p - q)
+    i00, i01, i10, i11 = (1.0 - q + c) / det, -p / det, -q / det, (1.0 - p + c) / det
     x0, x1 = x[:, None, 0], x[:, None, 1]
     z20, z21 = i00 * x0 + i01 * x1, i10 * x0 + i11 * x1
-    z10, z11 = z1[..., 0], z1[..., 1]
     d0, d1 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
-    base = np.asarray(lw) - np.log(skip_matrix_det(p, q, c)) - 0.5 * P[0, 0] * (d0 * d0 + d1 * d1)
+    base = np.asarray(lw) - np.log(det) - 0.5 * P[0, 0] * (d0 * d0 + d1 * d1)
     logw = []
     for s in (1.0, -1.0):
         e0, e1 = s * z20 - omega[:, None, 1, 0], s * z21 - omega[:, None, 1, 1]
-        lw_s = base - (P[0, 1] * (d0 * e0 + d1 * e1) + 0.5 * P[1, 1] * (e0 * e0 + e1 * e1))
+        if P[0, 1] == 0.0:
+            lw_s = base - 0.5 * P[1, 1] * (e0 * e0 + e1 * e1)
+        else:
+            lw_s = base - (P[0, 1] * (d0 * e0 + d1 * e1) + 0.5 * P[1, 1] * (e0 * e0 + e1 * e1))
         lw_s[np.isnan(lw_s)] = -np.inf
         logw.append(lw_s)
     mx = np.maximum(np.max(logw[0], axis=1), np.max(logw[1], axis=1))[:, None]
@@ -184,15 +202,20 @@ def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
             f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
             "increase n1d or use the other parametrisation"
         )
-    wp, wm = np.exp(logw[0] - mx), np.exp(logw[1] - mx)
+    wp, wm = relative_weights(logw[0] - mx), relative_weights(logw[1] - mx)
     tot = (wp.sum(axis=1) + wm.sum(axis=1))[:, None]
     wp /= tot
     wm /= tot
     W, Dw = wp + wm, wp - wm
     # row-wise dot products (one pass each, no temporaries): much faster than batched 4 x K matmuls
-    Wz10, Wz11, Wz20, Dz20, Dz21 = W * z10, W * z11, W * z20, Dw * z20, Dw * z21
+    Wz10, Wz11, Dz20, Dz21 = W * z10, W * z11, Dw * z20, Dw * z21
     mu = np.stack([Wz10.sum(axis=1), Wz11.sum(axis=1), Dz20.sum(axis=1), Dz21.sum(axis=1)], axis=1)
+    log_norm = (mx + np.log(tot))[:, 0]
+    ess = 1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1))
+    if not covariance:
+        return mu.reshape(-1, 2, 2), None, log_norm, ess
     S = np.empty((x.shape[0], 4, 4))
+    Wz20 = W * z20
     for i, j, a, b in (
         (0, 0, Wz10, z10), (0, 1, Wz10, z11), (1, 1, Wz11, z11),  # z1 z1^T: even
         (0, 2, Dz20, z10), (0, 3, Dz21, z10), (1, 2, Dz20, z11), (1, 3, Dz21, z11),  # z1 (s z2)^T: odd
@@ -200,12 +223,7 @@ def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
     ):  # fmt: skip
         S[:, i, j] = np.einsum("ng,ng->n", a, b)
         S[:, j, i] = S[:, i, j]
-    return (
-        mu.reshape(-1, 2, 2),
-        S - mu[:, :, None] * mu[:, None, :],
-        (mx + np.log(tot))[:, 0],
-        1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
-    )
+    return mu.reshape(-1, 2, 2), S - mu[:, :, None] * mu[:, None, :], log_norm, ess
 
 
 def _dz2_dz1(z1, z2, c):
@@ -295,7 +313,7 @@ def _nodes_local(omega, V, components, u, lw, u_loc, lw_loc):
     inv00, inv11 = 1.0 / comp_L[..., 0, 0], 1.0 / comp_L[..., 1, 1]  # (n, 5)
     inv10 = -comp_L[..., 1, 0] * inv00 * inv11
     const = log_pi + np.log(inv00 * inv11) - np.log(2.0 * np.pi)
-    z10, z11 = z1[..., 0], z1[..., 1]
+    z10, z11 = np.ascontiguousarray(z1[..., 0]), np.ascontiguousarray(z1[..., 1])  # read by every component
     lq = []
     for j in range(5):
         d0, d1 = z10 - comp_m[:, j, None, 0], z11 - comp_m[:, j, None, 1]
@@ -304,9 +322,9 @@ def _nodes_local(omega, V, components, u, lw, u_loc, lw_loc):
     lqmax = lq[0]
     for t in lq[1:]:
         lqmax = np.maximum(lqmax, t)
-    acc = np.exp(lq[0] - lqmax)
+    acc = relative_weights(lq[0] - lqmax)
     for t in lq[1:]:
-        acc += np.exp(t - lqmax)
+        acc += relative_weights(t - lqmax)
     log_qmix = lqmax + np.log(acc)
     node_lw = np.concatenate([lw, np.tile(lw_loc, 4)])[None, :] + np.concatenate(
         [np.repeat(log_pi[:, :1], G, axis=1), np.repeat(log_pi[:, 1:], Gl, axis=1)], axis=1
@@ -315,7 +333,7 @@ def _nodes_local(omega, V, components, u, lw, u_loc, lw_loc):
     return z1, np.where(np.isfinite(off), off, -np.inf)
 
 
-def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d):
+def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d, covariance=True):
     """Parametrisation A for L = 3 on one chunk of m samples, sharing the work of the two signs of z3.
 
     The two branches z3 = +-B^{-1}x have the same (z1, z2) and Jacobian, and their quadratic forms differ only in
@@ -324,54 +342,75 @@ def _moments_depth3(x, omega, P, sd, u, lwp, c, n1d):
     The chunk is processed in blocks of about _L3_BLOCK (sample, node) pairs that stay in the cache, each
     coordinate as its own (m, G) array, and the moments are row-wise dot products.  x: (m, 2); omega: (m, 3, 2);
     P = V^{-1} (3, 3); sd: (3,) proposal scales; u: (G, 4) nodes; lwp: (G,) node log-weights.
-    Returns mean (m, 3, 2), cov (m, 6, 6), log_norm (m,), ess (m,).
+    Returns mean (m, 3, 2), cov (m, 6, 6) (None unless covariance), log_norm (m,), ess (m,).
     """
     m = x.shape[0]
-    out = np.empty((m, 3, 2)), np.empty((m, 6, 6)), np.empty(m), np.empty(m)
+    out = np.empty((m, 3, 2)), np.empty((m, 6, 6)) if covariance else None, np.empty(m), np.empty(m)
     per = max(1, _L3_BLOCK // u.shape[0])
+    su = tuple(np.ascontiguousarray(sd[k // 2] * u[:, k]) for k in range(4))  # (G,) each: z = omega + su
     for i0 in range(0, m, per):
         b = slice(i0, min(m, i0 + per))
-        for arr, val in zip(out, _moments_depth3_block(x[b], omega[b], P, sd, u, lwp, c), strict=True):
-            arr[b] = val
+        vals = _moments_depth3_block(x[b], omega[b], P, su, lwp, c, covariance)
+        for arr, val in zip(out, vals, strict=True):
+            if arr is not None:
+                arr[b] = val
     if not np.all(np.isfinite(out[2])):
         bad = int(np.sum(~np.isfinite(out[2])))
         raise FloatingPointError(f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d")
     return out
 
 
-def _moments_depth3_block(x, omega, P, sd, u, lwp, c):
-    """One cache-sized block of _moments_depth3 (a sample without an admissible node gets log_norm -inf)."""
+def _moments_depth3_block(x, omega, P, su, lwp, c, covariance=True):
+    """One cache-sized block of _moments_depth3 (a sample without an admissible node gets log_norm -inf).
+
+    A diagonal V (P off the diagonal zero) skips the cross-layer terms of the Gaussian exponent, which are then
+    exactly zero; without covariance only the mean, log_norm and ess are formed (cov is None).
+    """
     m = x.shape[0]
-    z10, z11 = omega[:, None, 0, 0] + sd[0] * u[None, :, 0], omega[:, None, 0, 1] + sd[0] * u[None, :, 1]
-    z20, z21 = omega[:, None, 1, 0] + sd[1] * u[None, :, 2], omega[:, None, 1, 1] + sd[1] * u[None, :, 3]
-    z1 = np.stack([z10, z11], axis=-1)
-    p1, q1 = softmax_entries(z1)
-    # a2 = A_c(z1) z2, y1 = A_c(a2)^{-1} x, z3 = A_c(z1)^{-1} y1 (the + branch), det B = det A_c(a2) det A_c(z1)
-    p2, q2 = softmax_entries(np.stack([(1.0 - p1 + c) * z20 + p1 * z21, q1 * z20 + (1.0 - q1 + c) * z21], axis=-1))
-    j00, j01, j10, j11 = skip_matrix_inverse(p2, q2, c)
+    # the nodes' offsets sd_k u (four contiguous columns, see _moments_depth3), one row of each per sample
+    z10, z11 = omega[:, None, 0, 0] + su[0][None, :], omega[:, None, 0, 1] + su[1][None, :]
+    z20, z21 = omega[:, None, 1, 0] + su[2][None, :], omega[:, None, 1, 1] + su[3][None, :]
+    # a2 = A_c(z1) z2, y1 = A_c(a2)^{-1} x, z3 = A_c(z1)^{-1} y1 (the + branch), det B = det A_c(a2) det A_c(z1);
+    # attention_link's softmax_entries, skip_matrix_det and skip_matrix_inverse written out on the components (the
+    # same operations), sharing the diagonal entries 1 - p + c, 1 - q + c and the determinants
+    p1, q1 = _softmax_pq(z10, z11)
+    e1p, e1q = 1.0 - p1 + c, 1.0 - q1 + c
+    p2, q2 = _softmax_pq(e1p * z20 + p1 * z21, q1 * z20 + e1q * z21)
+    det1, det2 = (1.0 + c) * (1.0 + c - p1 - q1), (1.0 + c) * (1.0 + c - p2 - q2)
+    j00, j01, j10, j11 = (1.0 - q2 + c) / det2, -p2 / det2, -q2 / det2, (1.0 - p2 + c) / det2
     x0, x1 = x[:, None, 0], x[:, None, 1]
     y0, y1 = j00 * x0 + j01 * x1, j10 * x0 + j11 * x1
-    i00, i01, i10, i11 = skip_matrix_inverse(p1, q1, c)
+    i00, i01, i10, i11 = e1q / det1, -p1 / det1, -q1 / det1, e1p / det1
     z30, z31 = i00 * y0 + i01 * y1, i10 * y0 + i11 * y1
-    off = lwp[None, :] - np.log(skip_matrix_det(p1, q1, c) * skip_matrix_det(p2, q2, c))
+    off = lwp[None, :] - np.log(det1 * det2)
     d10, d11 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
     d20, d21 = z20 - omega[:, None, 1, 0], z21 - omega[:, None, 1, 1]
     w30, w31 = omega[:, None, 2, 0], omega[:, None, 2, 1]
-    l0, l1 = P[0, 2] * d10 + P[1, 2] * d20, P[0, 2] * d11 + P[1, 2] * d21
-    A = (
-        P[0, 0] * (d10 * d10 + d11 * d11)
-        + 2.0 * P[0, 1] * (d10 * d20 + d11 * d21)
-        + P[1, 1] * (d20 * d20 + d21 * d21)
-        - 2.0 * (l0 * w30 + l1 * w31)
-        + P[2, 2] * (z30 * z30 + z31 * z31 + (w30 * w30 + w31 * w31))
-    )
-    B = 2.0 * (l0 * z30 + l1 * z31) - 2.0 * P[2, 2] * (z30 * w30 + z31 * w31)
+    if P[0, 1] == 0.0 and P[0, 2] == 0.0 and P[1, 2] == 0.0:
+        A = (
+            P[0, 0] * (d10 * d10 + d11 * d11)
+            + P[1, 1] * (d20 * d20 + d21 * d21)
+            + P[2, 2] * (z30 * z30 + z31 * z31 + (w30 * w30 + w31 * w31))
+        )
+        B = -(2.0 * P[2, 2]) * (z30 * w30 + z31 * w31)
+    else:
+        l0, l1 = P[0, 2] * d10 + P[1, 2] * d20, P[0, 2] * d11 + P[1, 2] * d21
+        A = (
+            P[0, 0] * (d10 * d10 + d11 * d11)
+            + 2.0 * P[0, 1] * (d10 * d20 + d11 * d21)
+            + P[1, 1] * (d20 * d20 + d21 * d21)
+            - 2.0 * (l0 * w30 + l1 * w31)
+            + P[2, 2] * (z30 * z30 + z31 * z31 + (w30 * w30 + w31 * w31))
+        )
+        B = 2.0 * (l0 * z30 + l1 * z31) - 2.0 * P[2, 2] * (z30 * w30 + z31 * w31)
     lp, lm = off - 0.5 * (A + B), off - 0.5 * (A - B)
     lp[np.isnan(lp)] = -np.inf
     lm[np.isnan(lm)] = -np.inf
     mx = np.maximum(np.max(lp, axis=1), np.max(lm, axis=1))[:, None]
     safe = np.where(np.isfinite(mx), mx, 0.0)
-    wp, wm = np.exp(lp - safe), np.exp(lm - safe)
+    lp -= safe
+    lm -= safe
+    wp, wm = relative_weights(lp), relative_weights(lm)
     tot = (wp.sum(axis=1) + wm.sum(axis=1))[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         wp /= tot
@@ -380,6 +419,11 @@ def _moments_depth3_block(x, omega, P, sd, u, lwp, c):
     even, odd = (z10, z11, z20, z21), (z30, z31)  # flat index a*2 + t: z1, z2 even in the sign, z3 odd
     We, Do = [W * v for v in even], [Dw * v for v in odd]
     mu = np.concatenate([np.stack([a.sum(axis=1) for a in We], 1), np.stack([a.sum(axis=1) for a in Do], 1)], 1)
+    with np.errstate(invalid="ignore"):
+        log_norm = np.where(np.isfinite(mx), mx + np.log(tot), -np.inf)[:, 0]
+        ess = 1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1))
+    if not covariance:
+        return mu.reshape(m, 3, 2), None, log_norm, ess
     S = np.empty((m, 6, 6))
     for i in range(4):
         for j in range(i, 4):
@@ -392,29 +436,29 @@ def _moments_depth3_block(x, omega, P, sd, u, lwp, c):
     iu = np.triu_indices(6, 1)
     S[:, iu[1], iu[0]] = S[:, iu[0], iu[1]]
     with np.errstate(invalid="ignore"):
-        return (
-            mu.reshape(m, 3, 2),
-            S - mu[:, :, None] * mu[:, None, :],
-            np.where(np.isfinite(mx), mx + np.log(tot), -np.inf)[:, 0],
-            1.0 / (np.sum(wp * wp, axis=1) + np.sum(wm * wm, axis=1)),
-        )
+        return mu.reshape(m, 3, 2), S - mu[:, :, None] * mu[:, None, :], log_norm, ess
 
 
-def _depth3_block(x, omega, P, sd, u, lwp, c, n1d, backend, per):
-    """L = 3, parametrisation "A" moments of n samples in chunks of ``per``: mean, cov, log_norm, ess."""
+def _depth3_block(x, omega, P, sd, u, lwp, c, n1d, backend, per, covariance=True):
+    """L = 3, parametrisation "A" moments of n samples in chunks of ``per``: mean, cov (None unless covariance),
+    log_norm, ess."""
     n = x.shape[0]
     mean, cov, log_norm, ess = np.empty((n, 3, 2)), np.empty((n, 6, 6)), np.empty(n), np.empty(n)
     for i0 in range(0, n, per):
         sl = slice(i0, min(n, i0 + per))
         if backend == "numpy":
-            mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_depth3(x[sl], omega[sl], P, sd, u, lwp, c, n1d)
+            mean[sl], cov_sl, log_norm[sl], ess[sl] = _moments_depth3(
+                x[sl], omega[sl], P, sd, u, lwp, c, n1d, covariance
+            )
+            if covariance:
+                cov[sl] = cov_sl
             continue
         # every chunk padded to `per` rows (repeating its first sample): one compiled shape per grid
         m = sl.stop - sl.start
         idx = np.concatenate([np.arange(sl.start, sl.stop), np.full(min(per, n) - m, sl.start)])
         out = depth3_moments(x[idx], omega[idx], P, sd, u, lwp, c)
         mean[sl], cov[sl], log_norm[sl], ess[sl] = (a[:m] for a in out)
-    return mean, cov, log_norm, ess
+    return mean, cov if covariance else None, log_norm, ess
 
 
 @lru_cache(maxsize=2)
@@ -423,12 +467,15 @@ def _worker_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
 
 
-def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE) -> ChannelMoments:
+def posterior_moments(
+    ell, omega, V, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, covariance: bool = True
+) -> ChannelMoments:
     """Posterior moments of Z given the observation (logits ell), omega and V.
 
     ell: (n, 2) observation logits (attention_link.link_logits); omega: (n, L, 2); V: (L, L) SPD, shared;
     c: skip strength > 0; quad: grids and parametrisation (QuadratureSettings; its n_local = 16 default gives R
-    within 0.5% of n_local = 32, far below the Monte-Carlo error of the SE averages).
+    within 0.5% of n_local = 32, far below the Monte-Carlo error of the SE averages); covariance: False leaves out
+    the posterior covariance (cov is None; the mean, log_norm and ess are the same numbers).
     """
     ell, omega, V = _check_inputs(ell, omega, V)
     c = check_skip(c)
@@ -462,12 +509,14 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
         per = max(1, int(quad.chunk_elems // (2 * lw_ridge.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
-        args = (P, sd, u, lwp, c, n1d, quad.backend, per)
+        args = (P, sd, u, lwp, c, n1d, quad.backend, per, covariance)
         if quad.workers > 1 and n > per:
             # samples are independent: contiguous blocks on worker processes give the serial result exactly
             blocks = np.array_split(np.arange(n), quad.workers)
             futures = [_worker_pool(quad.workers).submit(_depth3_block, x[b], omega[b], *args) for b in blocks]
-            mean, cov, log_norm, ess = (np.concatenate(a) for a in zip(*(f.result() for f in futures), strict=True))
+            parts = list(zip(*(f.result() for f in futures), strict=True))
+            mean, log_norm, ess = (np.concatenate(parts[k]) for k in (0, 2, 3))
+            cov = np.concatenate(parts[1]) if covariance else None
         else:
             mean, cov, log_norm, ess = _depth3_block(x, omega, *args)
         if not np.all(np.isfinite(log_norm)):
@@ -475,7 +524,8 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
             raise FloatingPointError(
                 f"{bad} sample(s) have no admissible grid node (method A, n1d {n1d}); increase n1d"
             )
-        cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
+        if covariance:
+            cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
     # L = 2: blocks of about _L2_BLOCK (sample, node) pairs, so that the arrays of a block stay in the cache
     per = min(per, max(1, _L2_BLOCK // (nodes // 2)))
@@ -491,17 +541,33 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
             else:
                 z1 = omega[sl, None, 0, :] + sd[0] * u[None, :, :]
             node_lw = lw_ridge if ridge else lwp
-        mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_l2(x[sl], omega[sl], P, c, z1, node_lw, n1d, method)
-    cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
+        mean[sl], cov_sl, log_norm[sl], ess[sl] = _moments_l2(
+            x[sl], omega[sl], P, c, z1, node_lw, n1d, method, covariance
+        )
+        if covariance:
+            cov[sl] = cov_sl
+    cov = 0.5 * (cov + np.swapaxes(cov, 1, 2)) if covariance else None
     return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
 
 
-def g_out(ell, omega, V, c: float, quad: QuadratureSettings = DEFAULT_QUADRATURE, *, jacobian: bool = True):
+def g_out(
+    ell,
+    omega,
+    V,
+    c: float,
+    quad: QuadratureSettings = DEFAULT_QUADRATURE,
+    *,
+    jacobian: bool = True,
+    covariance: bool = True,
+):
     """g_out (n, L, 2) and, if jacobian, its analytic Jacobian d g_out[a,t]/d omega[b,s] as (n, L, 2, L, 2).
 
-    quad goes to posterior_moments.  Returns (gout, dgout_or_None, moments).
+    quad goes to posterior_moments; covariance: False (only with jacobian False) leaves the posterior covariance
+    out of the returned moments (their cov is None; g_out is the same).  Returns (gout, dgout_or_None, moments).
     """
-    mom = posterior_moments(ell, omega, V, c, quad)
+    if jacobian and not covariance:
+        raise ValueError("the Jacobian of g_out needs the posterior covariance")
+    mom = posterior_moments(ell, omega, V, c, quad, covariance=covariance)
     omega = np.asarray(omega, dtype=np.float64)
     P = np.linalg.inv(0.5 * (np.asarray(V) + np.asarray(V).T))
     gout = np.einsum("ab,nbt->nat", P, mom.mean - omega)

@@ -8,15 +8,43 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attention_link import last_preactivation, softmax_entries
 from .overlaps import clip_overlap, sqrtm_psd
 
 __all__ = ["plugin_error", "bo_error", "uniform_student_error", "plugin_error_propagated_se"]
 
 
+def _sigmoid_neg(u):
+    """1/(1+exp(u)), as attention_link's helper."""
+    return 0.5 * (1.0 - np.tanh(0.5 * u))
+
+
+def _pq(a0, a1):
+    """Row-softmax free entries (y01, y10) of a a^T from the components a0, a1 (each (m,))."""
+    d = a0 - a1
+    return _sigmoid_neg(a0 * d), _sigmoid_neg(-a1 * d)
+
+
+def _apply(p, q, c, v0, v1):
+    """A_c v from the softmax entries (p, q) of A_c's argument: the two components."""
+    return (1.0 - p + c) * v0 + p * v1, q * v0 + (1.0 - q + c) * v1
+
+
 def _y(Z, c):
-    p, q = softmax_entries(last_preactivation(Z, c))
-    return np.stack([p, q], axis=-1)
+    """Last-layer softmax entries (y01, y10) of Z given layer by layer, Z (L, 2, m) (attention_link's
+    last_preactivation and softmax_entries on contiguous component vectors)."""
+    p1, q1 = _pq(Z[0, 0], Z[0, 1])
+    a0, a1 = _apply(p1, q1, c, Z[1, 0], Z[1, 1])
+    if Z.shape[0] == 3:
+        b0, b1 = _apply(p1, q1, c, Z[2, 0], Z[2, 1])  # A_c(z1) z3
+        p2, q2 = _pq(a0, a1)
+        a0, a1 = _apply(p2, q2, c, b0, b1)  # A_c(a2) A_c(z1) z3
+    return _pq(a0, a1)
+
+
+def _sq_dist(y1, y2):
+    """2 [(dy01)^2 + (dy10)^2]: the squared Frobenius norm of the difference of two attention outputs."""
+    d0, d1 = y1[0] - y2[0], y1[1] - y2[1]
+    return 2.0 * (d0 * d0 + d1 * d1)
 
 
 def _monte_carlo(Q, sample, n_samples: int, seed: int, chunk: int):
@@ -32,8 +60,12 @@ def _monte_carlo(Q, sample, n_samples: int, seed: int, chunk: int):
 
 
 def _gauss(rng, m, S):
-    """S applied to m standard Gaussian (L, T=2) matrices: [m, L, 2]."""
-    return np.einsum("ab,nbt->nat", S, rng.standard_normal((m, S.shape[0], 2)))
+    """S applied to m standard Gaussian (L, T=2) matrices, laid out layer by layer: (L, 2, m).
+
+    The draws are those of rng.standard_normal((m, L, 2)) (the same stream for any layout)."""
+    L = S.shape[0]
+    g = rng.standard_normal((m, L, 2)).transpose(1, 2, 0).reshape(L, 2 * m)
+    return (S @ g).reshape(L, 2, m)
 
 
 def plugin_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: int = 250_000):
@@ -45,7 +77,7 @@ def plugin_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chun
     def sample(rng, m, sQ, sV):
         om = _gauss(rng, m, sQ)
         Z = om + _gauss(rng, m, sV)
-        return 2.0 * np.sum((_y(Z, c) - _y(om, c)) ** 2, axis=-1)
+        return _sq_dist(_y(Z, c), _y(om, c))
 
     return _monte_carlo(Q, sample, n_samples, seed, chunk)
 
@@ -65,7 +97,7 @@ def bo_error(Q, c: float, *, n_samples: int = 1_000_000, seed: int = 0, chunk: i
     def sample(rng, m, sQ, sV):
         om = _gauss(rng, m, sQ)
         Z1, Z2 = om + _gauss(rng, m, sV), om + _gauss(rng, m, sV)
-        return np.sum((_y(Z1, c) - _y(Z2, c)) ** 2, axis=-1)  # 2 * sum/2: the Frobenius norm counts 2 entries
+        return 0.5 * _sq_dist(_y(Z1, c), _y(Z2, c))  # 1/2 ||g(Z) - g(Z')||_F^2
 
     return _monte_carlo(Q, sample, n_samples, seed, chunk)
 

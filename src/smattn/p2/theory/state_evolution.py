@@ -100,7 +100,7 @@ def channel_average(
     omega = np.einsum("ab,nbt->nat", sQ, draws.xi)
     Z = omega + np.einsum("ab,nbt->nat", sV, draws.U)
     ell = link_logits(Z, c)
-    g, _, mom = g_out(ell, omega, V, c, quad, jacobian=False)
+    g, _, mom = g_out(ell, omega, V, c, quad, jacobian=False, covariance=want_k1)
     per = np.einsum("nat,nbt->nab", g, g)
     out = {
         "R": per.mean(0),
