@@ -157,8 +157,7 @@ class SampleResult:
 
     f_test: [chains * samples, P_test]; U: [chains * samples, H, H]; U_by_chain: [chains, samples, H, H]; rhat_U,
     ess_U (bulk), ess_tail_U, mcse_U: [H, H]; rhat_f, ess_f (bulk), mcse_f: [P_test] (ArviZ,
-    :mod:`smattn.p1.convergence`); rhat_null: the null of the largest R-hat over the distinct U entries for this
-    run's chains x samples (independent draws); rhat_p: the p-value of the largest R-hat over the distinct U entries
+    :mod:`smattn.p1.convergence`); rhat_p: the p-value of the largest R-hat over the distinct U entries
     under converged AR(1) chains of the run's shape and autocorrelation
     (:func:`smattn.p1.convergence.rhat_pvalue_of_draws`); num_steps: [chains, samples] leapfrog steps (= gradient
     evaluations) per kept transition; step_size: [chains]; seconds: whole run incl. compilation; seconds_warmup
@@ -187,7 +186,6 @@ class SampleResult:
     rhat_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ess_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
     mcse_f: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    rhat_null: conv.RhatNull | None = None
     rhat_p: conv.RhatPvalue | None = None
     seconds_warmup: float = float("nan")
     seconds_sampling: float = float("nan")
@@ -204,11 +202,6 @@ class SampleResult:
     @property
     def n_chains(self) -> int:
         return int(self.U_by_chain.shape[0])
-
-    @property
-    def rhat_threshold(self) -> float:
-        """The R-hat that perfectly mixed chains of this run's shape stay below 95 % of the time (NaN if unknown)."""
-        return self.rhat_null.quantile if self.rhat_null is not None else float("nan")
 
     @property
     def grads_per_ess(self) -> float:
@@ -233,7 +226,6 @@ class SampleResult:
         return _nanmin(self.ess_U) / t
 
     def summary(self) -> dict:
-        null = self.rhat_null
         return {
             "sampler": self.sampler,
             "chain_method": self.chain_method,
@@ -242,13 +234,12 @@ class SampleResult:
             "divergences": int(self.divergences),
             "accept_prob": float(self.accept_prob),
             "rhat_U_max": _nanmax(self.rhat_U),
-            "rhat_null95": self.rhat_threshold,
-            "rhat_null95_se": null.se if null is not None else float("nan"),
-            "rhat_null_pass_fraction_1_01": null.pass_fraction_1_01 if null is not None else float("nan"),
             "rhat_U_p": self.rhat_p.p if self.rhat_p is not None else float("nan"),
             "ess_U_min": _nanmin(self.ess_U),
             "ess_U_mean": float(np.nanmean(self.ess_U)),
             "ess_tail_U_min": _nanmin(self.ess_tail_U),
+            "ess_bulk_per_chain_min": _nanmin(self.ess_U) / self.n_chains,
+            "ess_tail_per_chain_min": _nanmin(self.ess_tail_U) / self.n_chains,
             "rhat_f_max": _nanmax(self.rhat_f),
             "ess_f_min": _nanmin(self.ess_f),
             "seconds": float(self.seconds),
@@ -277,7 +268,6 @@ class SampleResult:
             "ess_U": self.ess_U.tolist(),
             "ess_tail_U": self.ess_tail_U.tolist(),
             "U_sem": self.mcse_U.tolist(),
-            "rhat_null": self.rhat_null.record() if self.rhat_null is not None else None,
             "rhat_p": self.rhat_p.record() if self.rhat_p is not None else None,
             "f_mean": self.mean_predictor.tolist(),
             "f_mcse": self.mcse_f.tolist(),
@@ -285,16 +275,15 @@ class SampleResult:
         return _finite_or_none(out)
 
     def warnings(self) -> list[str]:
-        """Human-readable warnings: R-hat of U above the null's 95 % quantile (the R-hat of the test predictions
-        against the same threshold), divergences, transitions at the maximum tree depth."""
+        """Human-readable warnings: the largest R-hat of U improbable for converged chains (p < 0.05 under the AR(1)
+        null of :func:`smattn.p1.convergence.rhat_pvalue_of_draws`), divergences, transitions at the maximum tree
+        depth."""
         out = []
-        limit = self.rhat_threshold
-        for name, r in (("U", self.rhat_U), ("f_test", self.rhat_f)):
-            if np.isfinite(limit) and _nanmax(r) > limit:
-                out.append(
-                    f"WARNING: R-hat of {name} up to {_nanmax(r):.3f} > {limit:.3f} (95 % of perfectly mixed chains "
-                    f"of this shape stay below; {int(np.sum(np.asarray(r) > limit))} entries): chains disagree"
-                )
+        if self.rhat_p is not None and self.rhat_p.p < 0.05:
+            out.append(
+                f"WARNING: largest R-hat of U {_nanmax(self.rhat_U):.3f} has p = {self.rhat_p.p:.3g} under converged "
+                "AR(1) chains of this run's shape and autocorrelation: chains disagree"
+            )
         if self.divergences:
             out.append(f"WARNING: {self.divergences} divergent transitions")
         if self.max_depth_fraction > 0.01:
@@ -349,9 +338,9 @@ def run_nuts(
     local devices, see :func:`use_host_devices`) or "vectorized"; None picks :func:`default_chain_method`; every
     method gives the same chains. ``matmul_precision``: JAX's precision of float32 matrix products during sampling
     ("highest": full float32; "default": JAX's default, TF32 on recent NVIDIA GPUs; no effect on a CPU).
-    ``rhat_null_trials``: repetitions of each R-hat null (:func:`smattn.p1.convergence.rhat_null` and
-    :func:`smattn.p1.convergence.rhat_pvalue_of_draws`; 0 skips both). ``diagnostics=False`` skips every ArviZ
-    diagnostic (R-hat, ESS, MCSE are then NaN, the nulls None): for a timing run where ArviZ is not installed. The
+    ``rhat_null_trials``: repetitions of the R-hat verdict's null (:func:`smattn.p1.convergence.rhat_pvalue_of_draws`;
+    0 skips it). ``diagnostics=False`` skips every ArviZ
+    diagnostic (R-hat, ESS, MCSE are then NaN, the null None): for a timing run where ArviZ is not installed. The
     sampling phase runs in two equal halves when ``num_samples`` is even, so that the compilation of its loop (paid
     in the first half only) can be estimated.
     """
@@ -471,7 +460,7 @@ def run_nuts(
 
 
 def _diagnostics(U_c: np.ndarray, f_c: np.ndarray, rhat_null_trials: int | None) -> dict:
-    """The ArviZ diagnostics of a run's U [chains, samples, H, H] and f [chains, samples, P_test]; all NaN (nulls
+    """The ArviZ diagnostics of a run's U [chains, samples, H, H] and f [chains, samples, P_test]; all NaN (null
     None) when ``rhat_null_trials`` is None (no diagnostics asked for)."""
     if rhat_null_trials is None:
         H, P = U_c.shape[-1], f_c.shape[-1]
@@ -485,18 +474,8 @@ def _diagnostics(U_c: np.ndarray, f_c: np.ndarray, rhat_null_trials: int | None)
         rhat_f=conv.rhat(f_c),
         ess_f=conv.ess_bulk(f_c),
         mcse_f=conv.mcse_mean(f_c),
-        rhat_null=_rhat_null(U_c.shape, rhat_null_trials),
         rhat_p=_rhat_pvalue(U_c, rhat_null_trials),
     )
-
-
-def _rhat_null(shape: tuple, trials: int) -> conv.RhatNull | None:
-    """The R-hat null of U draws [chains, samples, H, H] over its H (H + 1) / 2 distinct entries (None when R-hat
-    is undefined at this shape or ``trials`` is 0)."""
-    chains, draws, H = shape[0], shape[1], shape[-1]
-    if trials < 1 or draws < (8 if chains == 1 else 4):
-        return None
-    return conv.rhat_null(chains, draws, H * (H + 1) // 2, trials=trials)
 
 
 def _rhat_pvalue(U_c: np.ndarray, trials: int) -> conv.RhatPvalue | None:
@@ -510,18 +489,18 @@ def _rhat_pvalue(U_c: np.ndarray, trials: int) -> conv.RhatPvalue | None:
 
 
 # sample-record key -> ledger name of the sampler's efficiency and convergence (rhat_max: the largest rank-normalised
-# split R-hat over the U entries; rhat_null95: the 95 % quantile of that largest R-hat for perfectly mixed chains of
-# the run's shape, with its Monte-Carlo standard error; rhat_p: the p-value of rhat_max under converged AR(1) chains
-# of the run's shape and autocorrelation)
+# split R-hat over the U entries; rhat_p: the p-value of rhat_max under converged AR(1) chains
+# of the run's shape and autocorrelation; ess_*_per_chain_min: the smallest bulk / tail ESS over the U entries per
+# chain, which the laptop presets are sized to bring to 100, Vehtari et al. 2021)
 NUTS_LEDGER_NAMES = {
     "grads_per_ess": "grads_per_ess",
     "max_depth_fraction": "max_depth_fraction",
     "rhat_U_max": "rhat_max",
-    "rhat_null95": "rhat_null95",
-    "rhat_null95_se": "rhat_null95_se",
     "rhat_U_p": "rhat_p",
     "ess_U_min": "ess_bulk_min",
     "ess_tail_U_min": "ess_tail_min",
+    "ess_bulk_per_chain_min": "ess_bulk_per_chain_min",
+    "ess_tail_per_chain_min": "ess_tail_per_chain_min",
     "ess_per_s_sampling": "ess_per_s_sampling",
 }
 
