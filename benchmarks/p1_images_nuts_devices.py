@@ -95,11 +95,15 @@ def run_config(a, devices: int, result: Path) -> dict:
     if a.single_thread_kernels:
         env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {SINGLE_THREAD_KERNELS}".strip()
     w0, c0 = time.perf_counter(), child_cpu_seconds()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, timeout=a.run_timeout)
+    except subprocess.TimeoutExpired:  # killed and reaped by subprocess.run
+        wall, cpu = time.perf_counter() - w0, child_cpu_seconds() - c0
+        return {"hung": True, "process_wall": wall, "process_cpu": cpu}
     wall, cpu = time.perf_counter() - w0, child_cpu_seconds() - c0
     if p.returncode != 0:
         raise SystemExit(f"the run on {devices} host device(s) failed:\n{p.stderr[-3000:]}")
-    return {**json.loads(result.read_text()), "process_wall": wall, "process_cpu": cpu}
+    return {**json.loads(result.read_text()), "hung": False, "process_wall": wall, "process_cpu": cpu}
 
 
 def max_abs_diff(runs_a: list, runs_b: list, key: str) -> float:
@@ -142,6 +146,19 @@ def tiny_inputs(folder: Path, N: int) -> tuple[str, str]:
 def report(a, runs: dict, rounds: list) -> None:
     med = statistics.median
     for d in CONFIGS:
+        hung = [r for r in runs[d] if r["hung"]]
+        if hung:
+            print(
+                f"{d} host device(s): {len(hung)} of {len(runs[d])} run(s) did not finish within {a.run_timeout:.0f} s "
+                f"(process CPU {med(r['process_cpu'] for r in hung):.1f} s in that time)"
+            )
+    if any(r["hung"] for rs in runs.values() for r in rs):
+        rounds = [r for r in rounds if not any(x["hung"] for x in r.values())]
+        runs = {d: [r for r in rs if not r["hung"]] for d, rs in runs.items()}
+        if not all(runs.values()):
+            print("no finished run of one configuration: nothing to compare")
+            return
+    for d in CONFIGS:
         rs = runs[d]
         print(
             f"{d} host device(s), {rs[0]['chain_method']} chains on {rs[0]['devices']} device(s) "
@@ -157,6 +174,8 @@ def report(a, runs: dict, rounds: list) -> None:
         ("process CPU", "process_cpu"),
     ):
         ratios = [r[2][key] / r[1][key] for r in rounds]
+        if not ratios:
+            continue
         each = ", ".join(f"{x:.3f}" for x in ratios)
         print(f"ratio 2 devices / 1 device, {what}: median {med(ratios):.3f} (rounds: {each})")
     f12, u12 = max_abs_diff(runs[1], runs[2], "f_mean"), max_abs_diff(runs[1], runs[2], "U_mean")
@@ -182,6 +201,9 @@ def main(argv=None) -> None:
     ap.add_argument("--sampler", choices=["collapsed", "full"], default=None)
     ap.add_argument("--repeats", type=int, default=3, help="rounds of both configurations, alternating their order")
     ap.add_argument("--single-thread-kernels", action="store_true", help=f"XLA_FLAGS {SINGLE_THREAD_KERNELS}")
+    ap.add_argument(
+        "--run-timeout", type=float, default=3600.0, help="seconds after which a run is killed and counted as hung"
+    )
     ap.add_argument("--tiny", action="store_true", help="random inputs of the export's layout, toy settings: seconds")
     ap.add_argument("--worker-devices", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--result", default=None, help=argparse.SUPPRESS)
@@ -208,6 +230,9 @@ def main(argv=None) -> None:
                 this[d] = run_config(a, d, tmp / f"run{k}_{d}.json")
                 runs[d].append(this[d])
                 r = this[d]
+                if r["hung"]:
+                    print(f"round {k + 1}, {d} host device(s): did not finish within {a.run_timeout:.0f} s", flush=True)
+                    continue
                 print(
                     f"round {k + 1}, {d} host device(s): run_nuts wall {r['wall']:.2f} s, CPU {r['cpu']:.2f} s; "
                     f"process wall {r['process_wall']:.2f} s, CPU {r['process_cpu']:.2f} s",

@@ -3,8 +3,10 @@ the temperature the theory selected for that N: sampled mean-predictor accuracy 
 order parameter (Eq. 13), with the sampler's diagnostics (split R-hat and bulk ESS of U and of the test predictions,
 gradients per effective sample, tree depths), and every test task's sampled mean prediction with its Monte-Carlo
 standard error (``f_mean`` / ``f_mc_se``, per test set) for the paired comparison with the theory. Weight samples are
-not stored. On a CPU the chains run in parallel over the job's threads (one XLA host device per thread, at most one
-per chain; the record's ``devices`` and ``chain_method`` say how they ran); on a GPU they are vectorised."""
+not stored. On a CPU the chains run one after another on one XLA host device, whatever the job's threads (XLA's
+kernels use them): chains spread over two host devices never finished at the laptop size (every thread waiting, with
+XLA's default and with single-threaded kernels; benchmarks/p1_images_nuts_devices.py). The record's ``devices`` and
+``chain_method`` say how they ran; on a GPU they are vectorised."""
 
 import numpy as np
 
@@ -17,8 +19,9 @@ def main(io):
     p = io.params
     N = int(io.wildcards.N)
     nuts = settings_for_width(p.nuts, N)
-    # the host devices before anything starts JAX (the GPU probe below does): XLA reads the flag once, at its start
-    devices = use_host_devices_for_chains(io.threads, nuts["chains"])
+    # one host device (module docstring), set before anything starts JAX (the GPU probe below does): XLA reads the
+    # flag once, at its start
+    devices = use_host_devices_for_chains(1, nuts["chains"])
     from smattn.device import gpu_job, jax_setup
 
     gpu_job(io, "jax")  # gpu=1 rule: stops here when it must have a GPU and sees none (smattn.device)
