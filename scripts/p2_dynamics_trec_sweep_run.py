@@ -49,6 +49,7 @@ def main(io):
                 vocab_size=tok.get_vocab_size(),
                 progress=None,
                 max_steps=steps,
+                evaluate=False,  # the sweep records no validation accuracy
             )
         S.append(out["similarity"])
         loss.append(out["train_loss"])

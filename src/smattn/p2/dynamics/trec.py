@@ -34,7 +34,7 @@ import numpy as np
 from smattn.progress import progress as progress_bar
 from smattn.settings import Settings, scale_params, setting
 
-from .optim import OPTIMIZERS, make_adamw
+from .optim import OPTIMIZERS, make_stepper
 from .similarity import GramRecorder
 
 __all__ = [
@@ -187,6 +187,33 @@ def _padded_tables(ids: Sequence[Sequence[int]], padded_lengths: np.ndarray, pad
     return torch.from_numpy(table), torch.from_numpy(mask)
 
 
+class _RowGradient:
+    """The embedding lookup of the training loop, with the embedding's gradient kept in one dense table.
+
+    ``lookup(ids)`` returns the batch's embedded tokens as a leaf (B, N, k); after the backward pass
+    ``accumulate(x)`` zeroes the rows the previous step wrote and adds the leaf's gradient row by row, in token
+    order: what autograd's embedding backward computes into a freshly allocated zero table every step (the same
+    additions in the same order, hence the same gradient to the bit), without filling the whole table."""
+
+    def __init__(self, weight, row_of):
+        import torch
+
+        self.weight, self.row_of = weight, row_of
+        self.grad = torch.zeros_like(weight)
+        self.rows = self.written = None
+
+    def lookup(self, ids):
+        self.rows = self.row_of[ids].reshape(-1)
+        return self.weight.detach().index_select(0, self.rows).view(*ids.shape, -1).requires_grad_()
+
+    def accumulate(self, x) -> None:
+        if self.written is not None:
+            self.grad.index_fill_(0, self.written, 0.0)
+        self.grad.index_add_(0, self.rows, x.grad.reshape(-1, x.shape[-1]))
+        self.written = self.rows
+        self.weight.grad = self.grad
+
+
 def train_trec_run(
     ids: Sequence[Sequence[int]],
     labels: np.ndarray,
@@ -201,6 +228,7 @@ def train_trec_run(
     max_steps: int | None = None,
     compact_embedding: bool = True,
     record_block: int = 256,
+    evaluate: bool = True,
 ) -> dict:
     """One repetition: split, train, record; returns the similarity trajectories and the training record.
 
@@ -210,7 +238,8 @@ def train_trec_run(
     steps)}); the sweep benchmark uses them to check short probes against full runs. ``max_steps`` stops training
     after that many optimiser steps (short probes; epochs not completed have a NaN validation accuracy).
     ``compact_embedding``: embed only the ids that occur in ``ids`` (and the padding id 0); the same trajectory
-    as the full table (see :mod:`.trec_model`), about twice as fast on a CPU.
+    as the full table (see :mod:`.trec_model`), about twice as fast on a CPU. ``evaluate=False`` skips the
+    validation pass after every epoch (``val_accuracy`` all NaN; the training is the same: the pass draws nothing).
 
     The step loop does not wait for the device: the packed Gram matrices and losses of ``record_block`` steps are
     kept on the device and copied to the host once per block (and at the end of every epoch); the data of the run
@@ -259,7 +288,7 @@ def train_trec_run(
         generator=gen,
         kept_ids=kept,
     ).to(device)
-    opt = make_adamw(
+    opt = make_stepper(
         model.parameters(),
         cfg.optimizer,
         lr=cfg.lr,
@@ -268,13 +297,14 @@ def train_trec_run(
         weight_decay=cfg.weight_decay,
     )
     loss_fn = torch.nn.CrossEntropyLoss()
+    embed = _RowGradient(model.embedding.weight, model.row_of)
     spe = -(-len(tr) // cfg.batch_size)
     n_steps = spe * cfg.epochs if max_steps is None else min(spe * cfg.epochs, int(max_steps))
     if n_steps < 1:
         raise ValueError(f"train_trec_run: max_steps={max_steps} leaves no step to train")
     n_layers, h = len(model.attention), cfg.hidden_dim
     iu = torch.triu_indices(h, h, device=device)
-    g_buf = torch.empty((record_block, n_layers, iu.shape[1]), dtype=torch.float32, device=device)
+    g_buf = torch.empty((record_block, n_layers, h, h), dtype=torch.float32, device=device)  # packed at a flush
     l_buf = torch.empty(record_block, dtype=torch.float32, device=device)
     train_loss = np.empty(n_steps)
     val_acc = np.full(cfg.epochs, np.nan)
@@ -294,7 +324,7 @@ def train_trec_run(
             nonlocal held
             if held:
                 a = step - held
-                rec.record_packed(a, g_buf[:held].cpu().numpy())
+                rec.record_packed(a, g_buf[:held, :, iu[0], iu[1]].cpu().numpy())
                 train_loss[a:step] = l_buf[:held].cpu().numpy()
                 held = 0
 
@@ -306,13 +336,15 @@ def train_trec_run(
                 if step == n_steps:
                     break
                 x, m, y = batch(order_dev[a : a + cfg.batch_size], order[a : a + cfg.batch_size])
-                opt.zero_grad(set_to_none=True)
-                loss = loss_fn(model(x, m), y)
+                opt.zero_grad()
+                e = embed.lookup(x)
+                loss = loss_fn(model.forward_embedded(e, x, m), y)
                 loss.backward()
+                embed.accumulate(e)
                 opt.step()
                 with torch.no_grad():
                     Ws = torch.stack([w.detach() for w in model.attention_weights()])  # (L, h, k)
-                    g_buf[held] = (Ws @ Ws.transpose(1, 2))[:, iu[0], iu[1]]
+                    torch.bmm(Ws, Ws.transpose(1, 2), out=g_buf[held])
                     l_buf[held] = loss.detach()
                 held += 1
                 step += 1
@@ -322,13 +354,14 @@ def train_trec_run(
             flush()
             if step < spe * (epoch + 1):  # max_steps reached inside this epoch
                 break
-            model.eval()
-            correct = torch.zeros((), dtype=torch.int64, device=device)
-            with torch.no_grad():
-                for a in range(0, len(va), cfg.batch_size):
-                    x, m, y = batch(va_dev[a : a + cfg.batch_size], va[a : a + cfg.batch_size])
-                    correct += (model(x, m).argmax(-1) == y).sum()
-            val_acc[epoch] = int(correct) / len(va)
+            if evaluate:
+                model.eval()
+                correct = torch.zeros((), dtype=torch.int64, device=device)
+                with torch.inference_mode():
+                    for a in range(0, len(va), cfg.batch_size):
+                        x, m, y = batch(va_dev[a : a + cfg.batch_size], va[a : a + cfg.batch_size])
+                        correct += (model(x, m).argmax(-1) == y).sum()
+                val_acc[epoch] = int(correct) / len(va)
             if not np.isfinite(train_loss[step - spe : step]).all():
                 raise FloatingPointError(f"TREC run {rep}: non-finite training loss in epoch {epoch + 1}")
             bar.set_postfix(epoch=epoch + 1, val_acc=f"{val_acc[epoch]:.3f}", refresh=False)
