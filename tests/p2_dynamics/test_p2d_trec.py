@@ -474,6 +474,7 @@ def _plain_training(ids, labels, cfg, rep, vocab_size):
         hidden_dim=cfg.hidden_dim,
         n_classes=int(labels.max()) + 1,
         attn_init_std=cfg.attn_init_std,
+        use_attention_mask=cfg.use_attention_mask,
         generator=gen,
         kept_ids=kept,
     )
@@ -493,8 +494,10 @@ def _plain_training(ids, labels, cfg, rep, vocab_size):
     return np.array(losses), torch.stack(weights)
 
 
-@pytest.mark.parametrize("optimizer", ["transformers_adamw", "torch_adamw"])
-def test_training_loop_equals_the_plain_training_to_the_bit(tmp_path, optimizer):
+@pytest.mark.parametrize(
+    ("optimizer", "masked"), [("transformers_adamw", False), ("torch_adamw", False), ("torch_adamw", True)]
+)
+def test_training_loop_equals_the_plain_training_to_the_bit(tmp_path, optimizer, masked):
     """train_trec_run's step loop (its own embedding lookup with a persistent row-reset gradient table, the fused
     AdamW kernel called directly, Grams packed at a flush) against the plain torch training of the same draws: the
     losses and the similarities from the plain run's weights are equal to the bit. Mutations caught: a gradient row
@@ -502,7 +505,15 @@ def test_training_loop_equals_the_plain_training_to_the_bit(tmp_path, optimizer)
     taken from one use only."""
     ids, labels = _toy_corpus()
     cfg = paper_trec_config(
-        epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=4, optimizer=optimizer
+        epochs=2,
+        batch_size=8,
+        lr=3e-2,
+        embed_dim=16,
+        hidden_dim=8,
+        map_chunk=10,
+        seed=4,
+        optimizer=optimizer,
+        use_attention_mask=masked,
     )
     out = train_trec_run(ids, labels, cfg, rep=1, workdir=tmp_path, vocab_size=50, progress=None, show_bar=False)
     losses, W = _plain_training(ids, labels, cfg, rep=1, vocab_size=50)

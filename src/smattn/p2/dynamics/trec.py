@@ -315,7 +315,8 @@ def train_trec_run(
 
     def batch(rows_dev, rows_host):
         width = int(padlen[rows_host].max())
-        return table[rows_dev, :width], mask_table[rows_dev, :width], labels_dev[rows_dev]
+        mask = mask_table[rows_dev, :width] if cfg.use_attention_mask else None  # unused otherwise
+        return table[rows_dev, :width], mask, labels_dev[rows_dev]
 
     with sigterm_raises(), GramRecorder(path, n_steps, n_layers, h) as rec, bar:
         step, held = 0, 0  # steps done; steps held in the device buffers
