@@ -10,7 +10,9 @@ schemas, run with its own PYTHONPATH) and from this checkout, one subprocess eac
 (A B B A ...), ``--rounds`` times, each pinned to one thread. Prints per job the median CPU seconds (user + system of
 the subprocess, imports and data loading included), the median training-loop seconds the job itself records, the
 medians of the paired old / new ratios, and the largest difference between the old and new outputs (similarity
-S_l(t), training loss, validation accuracy), which the unchanged computation makes 0.
+S_l(t), training loss, validation accuracy), which the unchanged computation makes 0. ``--steps 10920`` makes the
+sweep run a whole paper-scale training (40 epochs), where the late steps meet the subnormal moments that the
+training flushes (smattn.p2.dynamics.trec.flushed_denormals).
 
 Data: the mirror in SMATTN_DATA_MIRROR (default ../shared/data).
 """

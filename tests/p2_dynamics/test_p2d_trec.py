@@ -557,3 +557,32 @@ def test_training_without_evaluation_is_the_same_training(tmp_path):
     np.testing.assert_array_equal(bare["train_loss"], full["train_loss"])
     np.testing.assert_array_equal(bare["similarity"], full["similarity"])
     assert np.isfinite(full["val_accuracy"]).all() and np.isnan(bare["val_accuracy"]).all()
+
+
+@pytest.mark.parametrize("optimizer", ["transformers_adamw", "torch_adamw"])
+def test_flushing_subnormal_moments_leaves_adamw_unchanged(optimizer):
+    """The only subnormals of a TREC run: first moments of embedding rows not seen for a long time (beta1^t decay).
+    Flushing them to zero (the training's FTZ/DAZ mode) leaves the parameters to the bit, through the decay and after
+    the row is seen again, while the moments themselves differ (so the test reaches subnormals)."""
+    from smattn.p2.dynamics.optim import FusedAdamWStepper
+    from smattn.p2.dynamics.trec import flushed_denormals
+
+    rng = np.random.default_rng(8)
+    grads = torch.as_tensor(rng.standard_normal((1500, 4, 16)) * 10.0 ** rng.uniform(-7, -3, (1, 4, 16)))
+    grads = grads.to(torch.float32)
+    grads[1:1400, 1:] = 0.0  # rows 1-3 unseen for 1399 steps (row 0 always seen), then seen again
+    p0 = torch.as_tensor(rng.standard_normal((4, 16)), dtype=torch.float32)
+    out = {}
+    for flush in (False, True):
+        p = torch.nn.Parameter(p0.clone())
+        opt = FusedAdamWStepper([p], optimizer, lr=5e-5, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0)
+        subnormal = 0
+        with flushed_denormals(flush):
+            for g in grads:
+                p.grad = g.clone()
+                opt.step()
+                m = opt.exp_avgs[0]
+                subnormal = max(subnormal, int(((m != 0) & (m.abs() < torch.finfo(torch.float32).tiny)).sum()))
+        out[flush] = (p.detach().clone(), subnormal)
+    assert out[False][1] > 0 and out[True][1] == 0
+    assert torch.equal(out[True][0], out[False][0])
