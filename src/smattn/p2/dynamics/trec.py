@@ -193,13 +193,13 @@ def flushed_denormals(enabled: bool = True):
     """While active (and ``enabled``), the CPU flushes subnormal floats to zero (``torch.set_flush_denormal``: FTZ
     and DAZ on the calling thread); afterwards the default (off) is restored.
 
-    In a TREC run the only subnormals are AdamW's first moments of embedding rows whose token has not been in a batch
-    for some 800 steps (they decay by beta1 = 0.9 a step; the second moments, by 0.999, stay normal): arithmetic on
-    them takes a slow path on x86 CPUs, which made the optimiser step about twice as slow late in a run. Their
-    contributions (an update of the parameter of about 1e-44, a term below 1e-38 added to a new moment of about
-    0.1 times a gradient) are below the rounding of the numbers they enter, so flushing them leaves the parameters,
-    losses and similarities unchanged to the bit (compared on whole paper-scale runs by benchmarks/p2_trec_speed.py
-    --steps 10920)."""
+    The training loop runs its optimiser steps so. There the only subnormals of a TREC run are AdamW's first moments
+    of embedding rows whose token has not been in a batch for some 800 steps (they decay by beta1 = 0.9 a step; the
+    second moments, by 0.999, stay normal): arithmetic on them takes a slow path on x86 CPUs, which made the
+    optimiser step about twice as slow late in a run. Their contributions (an update of the parameter of about
+    1e-44, a term below 1e-38 added to a new moment of about 0.1 times a gradient) are below the rounding of the
+    numbers they enter, so flushing them leaves the parameters, losses and similarities unchanged to the bit
+    (compared on whole paper-scale runs by benchmarks/p2_trec_speed.py --steps 10920)."""
     import torch
 
     if not enabled:
@@ -266,7 +266,8 @@ def train_trec_run(
     ``compact_embedding``: embed only the ids that occur in ``ids`` (and the padding id 0); the same trajectory
     as the full table (see :mod:`.trec_model`), about twice as fast on a CPU. ``evaluate=False`` skips the
     validation pass after every epoch (``val_accuracy`` all NaN; the training is the same: the pass draws nothing).
-    ``flush_denormals``: train with subnormal floats flushed to zero on a CPU (:func:`flushed_denormals`).
+    ``flush_denormals``: the optimiser steps run with subnormal floats flushed to zero on a CPU
+    (:func:`flushed_denormals`); the forward and backward passes do not.
 
     The step loop does not wait for the device: the packed Gram matrices and losses of ``record_block`` steps are
     kept on the device and copied to the host once per block (and at the end of every epoch); the data of the run
@@ -345,8 +346,8 @@ def train_trec_run(
         mask = mask_table[rows_dev, :width] if cfg.use_attention_mask else None  # unused otherwise
         return table[rows_dev, :width], mask, labels_dev[rows_dev]
 
-    flush = flushed_denormals(device.type == "cpu" and flush_denormals)
-    with sigterm_raises(), flush, GramRecorder(path, n_steps, n_layers, h) as rec, bar:
+    flush = device.type == "cpu" and flush_denormals
+    with sigterm_raises(), GramRecorder(path, n_steps, n_layers, h) as rec, bar:
         step, held = 0, 0  # steps done; steps held in the device buffers
 
         def flush():
@@ -370,7 +371,8 @@ def train_trec_run(
                 loss = loss_fn(model.forward_embedded(e, x, m), y)
                 loss.backward()
                 embed.accumulate(e)
-                opt.step()
+                with flushed_denormals(flush):
+                    opt.step()
                 with torch.no_grad():
                     Ws = torch.stack([w.detach() for w in model.attention_weights()])  # (L, h, k)
                     torch.bmm(Ws, Ws.transpose(1, 2), out=g_buf[held])
