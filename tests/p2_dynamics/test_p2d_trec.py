@@ -548,7 +548,7 @@ def test_row_gradient_equals_the_embedding_backward():
         assert torch.equal(model.embedding.weight.grad, dense)
 
 
-def test_training_without_evaluation_is_the_same_training(tmp_path):
+def test_training_without_evaluation_or_flushing_is_the_same_training(tmp_path):
     ids, labels = _toy_corpus()
     cfg = paper_trec_config(epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1)
     kw = dict(rep=0, workdir=tmp_path, vocab_size=50, progress=None, show_bar=False)
@@ -557,6 +557,9 @@ def test_training_without_evaluation_is_the_same_training(tmp_path):
     np.testing.assert_array_equal(bare["train_loss"], full["train_loss"])
     np.testing.assert_array_equal(bare["similarity"], full["similarity"])
     assert np.isfinite(full["val_accuracy"]).all() and np.isnan(bare["val_accuracy"]).all()
+    unflushed = train_trec_run(ids, labels, cfg, flush_denormals=False, **kw)
+    np.testing.assert_array_equal(unflushed["similarity"], full["similarity"])
+    np.testing.assert_array_equal(unflushed["val_accuracy"], full["val_accuracy"])
 
 
 @pytest.mark.parametrize("optimizer", ["transformers_adamw", "torch_adamw"])

@@ -195,11 +195,11 @@ def flushed_denormals(enabled: bool = True):
 
     The training loop runs its optimiser steps so. There the only subnormals of a TREC run are AdamW's first moments
     of embedding rows whose token has not been in a batch for some 800 steps (they decay by beta1 = 0.9 a step; the
-    second moments, by 0.999, stay normal): arithmetic on them takes a slow path on x86 CPUs, which made the
-    optimiser step about twice as slow late in a run. Their contributions (an update of the parameter of about
-    1e-44, a term below 1e-38 added to a new moment of about 0.1 times a gradient) are below the rounding of the
-    numbers they enter, so flushing them leaves the parameters, losses and similarities unchanged to the bit
-    (compared on whole paper-scale runs by benchmarks/p2_trec_speed.py --steps 10920)."""
+    second moments, by 0.999, stay normal): arithmetic on them takes a slow path on x86 CPUs (torch's fused AdamW
+    kernel took twice as long on a table of subnormal moments as on normal ones). Their contributions (an update of
+    the parameter of about 1e-44, a term below 1e-38 added to a new moment of about 0.1 times a gradient) are below
+    the rounding of the numbers they enter, so flushing them leaves the parameters, losses and similarities unchanged
+    to the bit (compared on whole paper-scale runs by benchmarks/p2_trec_speed.py --steps 10920)."""
     import torch
 
     if not enabled:
@@ -346,7 +346,7 @@ def train_trec_run(
         mask = mask_table[rows_dev, :width] if cfg.use_attention_mask else None  # unused otherwise
         return table[rows_dev, :width], mask, labels_dev[rows_dev]
 
-    flush = device.type == "cpu" and flush_denormals
+    ftz = device.type == "cpu" and flush_denormals
     with sigterm_raises(), GramRecorder(path, n_steps, n_layers, h) as rec, bar:
         step, held = 0, 0  # steps done; steps held in the device buffers
 
@@ -371,7 +371,7 @@ def train_trec_run(
                 loss = loss_fn(model.forward_embedded(e, x, m), y)
                 loss.backward()
                 embed.accumulate(e)
-                with flushed_denormals(flush):
+                with flushed_denormals(ftz):
                     opt.step()
                 with torch.no_grad():
                     Ws = torch.stack([w.detach() for w in model.attention_weights()])  # (L, h, k)
