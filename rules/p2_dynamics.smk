@@ -14,6 +14,17 @@ P2D_SWEEP = dict(
 )
 
 
+def p2d_sweep_main_runs(wildcards):
+    """The main TREC runs a sweep configuration takes its runs from: the first trec_sweep_reps repetitions when the
+    configuration is the main runs' (the same init std and AdamW rule; the same seeds), else none. The script uses
+    them only when its runs are whole trainings (trec_sweep_steps at least trec_epochs epochs), which are then the
+    same trainings, and trains otherwise."""
+    same = wildcards.opt == P2D["trec_optimizer"] and float(wildcards.init) == float(P2D["trec_attn_init_std"])
+    if not same or P2D["trec_sweep_reps"] > P2D["trec_repetitions"]:
+        return []
+    return expand("results/p2_dynamics/trec/rep{rep}.npz", rep=range(P2D["trec_sweep_reps"]))
+
+
 rule p2_gamp_run:
     """One GAMP run (own teacher, data and initialisation) recording M^t and Q^t per iteration."""
     output:
@@ -204,10 +215,12 @@ rule p2_fig3_right:
 
 rule p2_trec_sweep_run:
     """Sequential-learning sweep, one configuration: trec_sweep_reps short TREC runs at attention init std {init}
-    with the AdamW variant {opt}, similarity to each run's last step."""
+    with the AdamW variant {opt}, similarity to each run's last step (whole trainings of the main configuration are
+    taken from p2_trec_run)."""
     input:
         train=raw("trec/train_5500.label"),
         vocab=raw("bert-base-uncased/vocab.txt"),
+        main_runs=p2d_sweep_main_runs,
     output:
         runs="results/p2_dynamics/trec_sweep/{opt}_init{init}.npz",
     log:

@@ -4,6 +4,10 @@ and AdamW variant of the wildcards (init, opt), everything else as in the main r
 Output ``runs``: NPZ with similarity (reps, 2, steps) (S_l(t) of W_l W_l^T to each run's last step), train_loss
 (reps, steps), wall_s (reps,), steps_per_epoch, full_steps (the steps of the whole training, trec_epochs epochs),
 init, optimizer, device and the configuration as JSON.
+
+Input ``main_runs`` (may be empty): the main runs (scripts/p2_dynamics_trec.py) of the repetitions 0..reps-1 when the
+configuration is theirs. When the sweep's runs are whole trainings they are the same trainings (the same
+configuration, seeds and steps), so their records are taken instead of training again.
 """
 
 import json
@@ -37,7 +41,21 @@ def main(io):
     S, loss, wall = [], [], []
     out_dir = Path(io.output.runs).parent
     out_dir.mkdir(parents=True, exist_ok=True)
-    for rep in range(int(p.reps)):
+    main_runs = list(getattr(io.input, "main_runs", []) or [])
+    if main_runs and steps == full_steps:
+        for rep, path in enumerate(main_runs[: int(p.reps)]):
+            with np.load(path) as z:
+                if (
+                    json.loads(str(z["config"])) != json.loads(json.dumps(cfg.as_dict()))
+                    or len(z["train_loss"]) != steps
+                ):
+                    raise ValueError(f"{path}: not a whole training of this configuration")
+                S.append(z["similarity"])
+                loss.append(z["train_loss"])
+                wall.append(float(z["wall_s"]))
+                device = str(z["device"])
+            print(f"[trec sweep] run {rep}: the main run {path} (the same training)", flush=True)
+    for rep in range(len(S), int(p.reps)):
         with tempfile.TemporaryDirectory(dir=out_dir, prefix="grams_") as tmp:
             out = train_trec_run(
                 ids,
@@ -49,6 +67,7 @@ def main(io):
                 vocab_size=tok.get_vocab_size(),
                 progress=None,
                 max_steps=steps,
+                evaluate=False,  # the sweep records no validation accuracy
             )
         S.append(out["similarity"])
         loss.append(out["train_loss"])
@@ -63,7 +82,7 @@ def main(io):
         similarity=np.stack(S),
         train_loss=np.stack(loss),
         wall_s=np.asarray(wall),
-        steps_per_epoch=out["steps_per_epoch"],
+        steps_per_epoch=steps_per_epoch(n_q, cfg),
         full_steps=full_steps,
         init=cfg.attn_init_std,
         optimizer=cfg.optimizer,

@@ -453,3 +453,139 @@ def test_start_similarity_matches_the_published_runs(raw_data, tmp_path):
         pooled = np.sqrt(((len(a) - 1) * a.var(ddof=1) + (len(b) - 1) * b.var(ddof=1)) / (len(a) + len(b) - 2))
         se = pooled * np.sqrt(1 / len(a) + 1 / len(b))
         assert abs(a.mean() - b.mean()) <= 3.0 * se + 0.005, (layer + 1, a, b.mean(), se)
+
+
+def _plain_training(ids, labels, cfg, rep, vocab_size):
+    """The training of train_trec_run written the plain way (the model's own embedding, autograd's dense embedding
+    gradient, torch.optim's AdamW through make_adamw, the same draws): the per-step losses and the attention
+    weights after every step."""
+    from smattn.p2.dynamics.optim import make_adamw
+
+    rng = np.random.default_rng([int(cfg.seed), int(rep)])
+    tr, va = split_indices(len(ids), cfg.val_fraction, rng)
+    padlen = np.zeros(len(ids), np.int64)
+    padlen[tr] = chunk_padded_lengths([len(ids[i]) for i in tr], cfg.map_chunk)
+    padlen[va] = chunk_padded_lengths([len(ids[i]) for i in va], cfg.map_chunk)
+    kept = np.union1d(np.unique(np.concatenate([np.asarray(s, np.int64) for s in ids])), [0])
+    gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+    model = TiedAttentionClassifier(
+        vocab_size=vocab_size,
+        embed_dim=cfg.embed_dim,
+        hidden_dim=cfg.hidden_dim,
+        n_classes=int(labels.max()) + 1,
+        attn_init_std=cfg.attn_init_std,
+        use_attention_mask=cfg.use_attention_mask,
+        generator=gen,
+        kept_ids=kept,
+    )
+    opt = make_adamw(model.parameters(), cfg.optimizer, cfg.lr, (cfg.beta1, cfg.beta2), cfg.eps, cfg.weight_decay)
+    losses, weights = [], []
+    for _ in range(cfg.epochs):
+        order = tr[rng.permutation(len(tr))]
+        for a in range(0, len(order), cfg.batch_size):
+            rows = order[a : a + cfg.batch_size]
+            x, m = collate([ids[i] for i in rows], padlen[rows])
+            opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(model(x, m), torch.as_tensor(labels[rows]))
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+            weights.append(torch.stack([w.detach().clone() for w in model.attention_weights()]))
+    return np.array(losses), torch.stack(weights)
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "masked"), [("transformers_adamw", False), ("torch_adamw", False), ("torch_adamw", True)]
+)
+def test_training_loop_equals_the_plain_training_to_the_bit(tmp_path, optimizer, masked):
+    """train_trec_run's step loop (its own embedding lookup with a persistent row-reset gradient table, the fused
+    AdamW kernel called directly, Grams packed at a flush) against the plain torch training of the same draws: the
+    losses and the similarities from the plain run's weights are equal to the bit. Mutations caught: a gradient row
+    not reset between steps (losses differ from step 3), the rows added out of token order, the leaf's gradient
+    taken from one use only."""
+    ids, labels = _toy_corpus()
+    cfg = paper_trec_config(
+        epochs=2,
+        batch_size=8,
+        lr=3e-2,
+        embed_dim=16,
+        hidden_dim=8,
+        map_chunk=10,
+        seed=4,
+        optimizer=optimizer,
+        use_attention_mask=masked,
+    )
+    out = train_trec_run(ids, labels, cfg, rep=1, workdir=tmp_path, vocab_size=50, progress=None, show_bar=False)
+    losses, W = _plain_training(ids, labels, cfg, rep=1, vocab_size=50)
+    np.testing.assert_array_equal(out["train_loss"], losses)
+    G = torch.bmm(W.flatten(0, 1), W.flatten(0, 1).transpose(1, 2)).unflatten(0, W.shape[:2])  # (steps, L, h, h)
+    rec = sim.GramRecorder(tmp_path / "g.npy", len(losses), 2, cfg.hidden_dim)
+    for t in range(len(losses)):
+        rec.record(t, G[t])
+    np.testing.assert_array_equal(out["similarity"], rec.similarity_to_final())
+    rec.close()
+
+
+def test_row_gradient_equals_the_embedding_backward():
+    """The loop's embedding gradient (zero the rows written last step, add this step's token gradients in order)
+    equals autograd's dense embedding gradient to the bit, with repeated ids within a batch and across steps."""
+    from smattn.p2.dynamics.trec import _RowGradient
+
+    rng = np.random.default_rng(5)
+    model = TiedAttentionClassifier(
+        attn_init_std=0.1, vocab_size=40, embed_dim=8, hidden_dim=4, kept_ids=range(0, 40, 2)
+    )
+    rows = _RowGradient(model.embedding.weight, model.row_of)
+    for _ in range(3):
+        x = torch.as_tensor(rng.choice(np.arange(0, 40, 2), (3, 6)))
+        model.zero_grad(set_to_none=True)
+        model(x).square().sum().backward()
+        dense = model.embedding.weight.grad.clone()
+        e = rows.lookup(x)
+        model.embedding.weight.grad = None
+        model.forward_embedded(e, x).square().sum().backward()
+        rows.accumulate(e)
+        assert torch.equal(model.embedding.weight.grad, dense)
+
+
+def test_training_without_evaluation_or_flushing_is_the_same_training(tmp_path):
+    ids, labels = _toy_corpus()
+    cfg = paper_trec_config(epochs=2, batch_size=8, lr=3e-2, embed_dim=16, hidden_dim=8, map_chunk=10, seed=1)
+    kw = dict(rep=0, workdir=tmp_path, vocab_size=50, progress=None, show_bar=False)
+    full = train_trec_run(ids, labels, cfg, **kw)
+    bare = train_trec_run(ids, labels, cfg, evaluate=False, **kw)
+    np.testing.assert_array_equal(bare["train_loss"], full["train_loss"])
+    np.testing.assert_array_equal(bare["similarity"], full["similarity"])
+    assert np.isfinite(full["val_accuracy"]).all() and np.isnan(bare["val_accuracy"]).all()
+    unflushed = train_trec_run(ids, labels, cfg, flush_denormals=False, **kw)
+    np.testing.assert_array_equal(unflushed["similarity"], full["similarity"])
+    np.testing.assert_array_equal(unflushed["val_accuracy"], full["val_accuracy"])
+
+
+@pytest.mark.parametrize("optimizer", ["transformers_adamw", "torch_adamw"])
+def test_flushing_subnormal_moments_leaves_adamw_unchanged(optimizer):
+    """The only subnormals of a TREC run: first moments of embedding rows not seen for a long time (beta1^t decay).
+    Flushing them to zero (the training's FTZ/DAZ mode) leaves the parameters to the bit, through the decay and after
+    the row is seen again, while the moments themselves differ (so the test reaches subnormals)."""
+    from smattn.p2.dynamics.optim import FusedAdamWStepper
+    from smattn.p2.dynamics.trec import flushed_denormals
+
+    rng = np.random.default_rng(8)
+    grads = torch.as_tensor(rng.standard_normal((1500, 4, 16)) * 10.0 ** rng.uniform(-7, -3, (1, 4, 16)))
+    grads = grads.to(torch.float32)
+    grads[1:1400, 1:] = 0.0  # rows 1-3 unseen for 1399 steps (row 0 always seen), then seen again
+    p0 = torch.as_tensor(rng.standard_normal((4, 16)), dtype=torch.float32)
+    out = {}
+    for flush in (False, True):
+        p = torch.nn.Parameter(p0.clone())
+        opt = FusedAdamWStepper([p], optimizer, lr=5e-5, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0)
+        subnormal = 0
+        with flushed_denormals(flush):
+            for g in grads:
+                p.grad = g.clone()
+                opt.step()
+                m = opt.exp_avgs[0]
+                subnormal = max(subnormal, int(((m != 0) & (m.abs() < torch.finfo(torch.float32).tiny)).sum()))
+        out[flush] = (p.detach().clone(), subnormal)
+    assert out[False][1] > 0 and out[True][1] == 0
+    assert torch.equal(out[True][0], out[False][0])

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from smattn.p2.dynamics.optim import FusedTransformersAdamW, TransformersAdamW, make_adamw
+from smattn.p2.dynamics.optim import (
+    FusedAdamWStepper,
+    FusedTransformersAdamW,
+    TransformersAdamW,
+    make_adamw,
+    make_stepper,
+)
 
 torch.set_num_threads(1)
 
@@ -113,11 +119,11 @@ def _reference_torch_adamw(p, grads, lr, b1, b2, eps, wd):
 @pytest.mark.parametrize("variant", ["transformers_adamw", "torch_adamw"])
 @pytest.mark.parametrize("wd", [0.0, 0.3])
 def test_make_adamw_follows_the_written_out_update(variant, wd):
-    """Both rules of make_adamw (the fused kernels the TREC runs use) against the update written out above, over
-    60 steps with gradients from 1e-8 to 1 (where eps matters and where it does not) and an entry whose gradient is
-    always 0 (an embedding row never seen: it must not move). Mutations caught: eps added to the bias-corrected
-    root in the transformers rule (fails at gradients below ~1e-5), the decay applied before the step, the bias
-    correction dropped, the fused variant's effective eps not following the step count."""
+    """Both rules of make_adamw and of FusedAdamWStepper (the fused kernels the TREC runs use) against the update
+    written out above, over 60 steps with gradients from 1e-8 to 1 (where eps matters and where it does not) and an
+    entry whose gradient is always 0 (an embedding row never seen: it must not move). Mutations caught: eps added to
+    the bias-corrected root in the transformers rule (fails at gradients below ~1e-5), the decay applied before the
+    step, the bias correction dropped, the fused variant's effective eps not following the step count."""
     rng = np.random.default_rng(7)
     shape = (40,)
     scales = 10.0 ** rng.uniform(-8, 0, shape)
@@ -127,15 +133,48 @@ def test_make_adamw_follows_the_written_out_update(variant, wd):
     kw = dict(lr=0.05, b1=0.9, b2=0.999, eps=1e-6, wd=wd)
     reference = {"transformers_adamw": _reference_transformers_adamw, "torch_adamw": _reference_torch_adamw}[variant]
     expected = reference(p0, grads, **kw)
-    p = torch.nn.Parameter(torch.tensor(p0, dtype=torch.float64))
-    opt = make_adamw([p], variant, lr=kw["lr"], betas=(kw["b1"], kw["b2"]), eps=kw["eps"], weight_decay=wd)
-    for g in grads:
-        p.grad = torch.tensor(g, dtype=torch.float64)
-        opt.step()
-    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-10, atol=1e-13)
-    if wd == 0.0:
-        assert float(p.detach()[0]) == p0[0]
+    for make in (make_adamw, FusedAdamWStepper):
+        p = torch.nn.Parameter(torch.tensor(p0, dtype=torch.float64))
+        opt = make([p], variant, lr=kw["lr"], betas=(kw["b1"], kw["b2"]), eps=kw["eps"], weight_decay=wd)
+        for g in grads:
+            p.grad = torch.tensor(g, dtype=torch.float64)
+            opt.step()
+        np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-10, atol=1e-13)
+        if wd == 0.0:
+            assert float(p.detach()[0]) == p0[0]
     # the two rules differ where eps matters: the smallest gradients
     other = {"transformers_adamw": _reference_torch_adamw, "torch_adamw": _reference_transformers_adamw}[variant]
     small = scales < 1e-6
     assert np.abs(other(p0, grads, **kw) - expected)[small].max() > 1e-3
+
+
+@pytest.mark.parametrize("variant", ["transformers_adamw", "torch_adamw"])
+@pytest.mark.parametrize("wd", [0.0, 0.3])
+def test_stepper_equals_the_torch_optimiser_to_the_bit(variant, wd):
+    """The TREC loop's stepper (the fused kernel called directly) against make_adamw's torch.optim optimiser, float32
+    as in the runs, over 40 steps of gradients from 1e-9 to 1 on two parameters: equal to the bit, so that the
+    trajectories of the runs do not change. Mutations caught: the transformers epsilon not following the step count
+    (or computed from a float32 step), the decay inside the kernel for the transformers rule, a moment not kept."""
+    rng = np.random.default_rng(3)
+    shapes = [(33, 5), (6,)]
+    p0 = [torch.as_tensor(rng.standard_normal(s), dtype=torch.float32) for s in shapes]
+    ref = [torch.nn.Parameter(p.clone()) for p in p0]
+    new = [torch.nn.Parameter(p.clone()) for p in p0]
+    kw = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-6, weight_decay=wd)
+    opt_ref = make_adamw(ref, variant, **kw)
+    opt_new = make_stepper(new, variant, **kw)
+    assert isinstance(opt_new, FusedAdamWStepper)
+    for _ in range(40):
+        for a, b, s in zip(ref, new, shapes, strict=True):
+            g = torch.as_tensor(rng.standard_normal(s) * 10.0 ** rng.uniform(-9, 0, s), dtype=torch.float32)
+            a.grad, b.grad = g, g.clone()
+        opt_ref.step()
+        opt_new.step()
+        opt_new.zero_grad()
+        assert all(p.grad is None for p in new)
+    for a, b in zip(ref, new, strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(RuntimeError, match="needs a gradient"):
+        opt_new.step()
+    with pytest.raises(ValueError, match="unknown optimiser"):
+        FusedAdamWStepper(new, "sgd", **kw)

@@ -57,3 +57,50 @@ def test_sweep_summary_on_constructed_runs(raw_data, tmp_path):
     md = out.markdown.read_text()
     assert md.count("| holds |") == 2 and md.count("| undecided |") == 1  # ours and the published runs
     assert len(out.table.read_text().splitlines()) == 1 + 4 + 1
+
+
+def test_sweep_run_takes_whole_main_runs_as_its_own(raw_data, tmp_path):
+    """The sweep configuration equal to the main runs' reuses their records when its runs are whole trainings: the
+    result equals training them again, to the bit; shorter sweep runs train (the main runs are not cut)."""
+    from smattn.settings import scale_params
+
+    scripts = SCRIPT.parent
+    trec = {k: v for k, v in scale_params("p2_dynamics", "smoke").items() if k.startswith("trec_")}
+    trec = {k: v for k, v in trec.items() if not k.startswith("trec_sweep_")} | {"trec_epochs": 1}
+    trec["trec_max_questions"] = 80  # 4 steps per epoch
+    inputs = dict(
+        train=str(raw_data / "trec" / "train_5500.label"), vocab=str(raw_data / "bert-base-uncased" / "vocab.txt")
+    )
+    main = runpy.run_path(str(scripts / "p2_dynamics_trec.py"))["main"]
+    runs = []
+    for rep in range(2):
+        runs.append(str(tmp_path / f"rep{rep}.npz"))
+        main(
+            ScriptIO(
+                input=SimpleNamespace(**inputs),
+                output=SimpleNamespace(run=runs[-1]),
+                params=SimpleNamespace(trec=trec),
+                wildcards=SimpleNamespace(rep=str(rep)),
+            )
+        )
+    sweep = runpy.run_path(str(scripts / "p2_dynamics_trec_sweep_run.py"))["main"]
+    wc = SimpleNamespace(init=f"{trec['trec_attn_init_std']:g}", opt=trec["trec_optimizer"])
+    out = {}
+    for name, given, steps in (("reused", runs, 4), ("trained", [], 4), ("short", runs, 3)):
+        out[name] = tmp_path / f"{name}.npz"
+        sweep(
+            ScriptIO(
+                input=SimpleNamespace(**inputs, main_runs=given),
+                output=SimpleNamespace(runs=str(out[name])),
+                params=SimpleNamespace(trec=trec, steps=steps, reps=2),
+                wildcards=wc,
+            )
+        )
+    reused, trained, short = (np.load(out[k]) for k in ("reused", "trained", "short"))
+    for k in ("similarity", "train_loss"):
+        np.testing.assert_array_equal(reused[k], trained[k])
+    assert int(reused["full_steps"]) == 4 and int(reused["steps_per_epoch"]) == 4
+    # taken, not trained again: the main runs' own training times
+    np.testing.assert_array_equal(reused["wall_s"], [float(np.load(r)["wall_s"]) for r in runs])
+    assert short["similarity"].shape == (2, 2, 3)
+    np.testing.assert_array_equal(short["train_loss"], trained["train_loss"][:, :3])

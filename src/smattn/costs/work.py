@@ -228,10 +228,24 @@ def _work_trec(p, wc):
     return d["trec_epochs"] * min(q, TREC_QUESTIONS)
 
 
+def _trec_sweep_takes_main_runs(d, wc) -> bool:
+    """Whether a sweep configuration takes its runs from the main runs instead of training (rules/p2_dynamics.smk,
+    ``p2d_sweep_main_runs``, and scripts/p2_dynamics_trec_sweep_run.py): the main runs' init std and AdamW rule, no
+    more runs than trec_repetitions, and whole trainings."""
+    if "opt" not in wc or "init" not in wc:
+        return False
+    same = wc["opt"] == d["trec_optimizer"] and float(wc["init"]) == float(d["trec_attn_init_std"])
+    q = min(d["trec_max_questions"] or TREC_QUESTIONS, TREC_QUESTIONS)
+    full = d["trec_epochs"] * -(-(q - math.ceil(0.2 * q)) // d["trec_batch_size"])
+    return same and d["trec_sweep_reps"] <= d["trec_repetitions"] and d["trec_sweep_steps"] >= full
+
+
 def _work_trec_sweep_run(p, wc):
     """One sweep configuration: reps x optimiser steps (capped at trec_epochs epochs) x batch, in questions trained on
-    as _work_trec counts them (the same training loop)."""
+    as _work_trec counts them (the same training loop); none for the configuration that takes the main runs."""
     d = p["p2_dynamics"]
+    if _trec_sweep_takes_main_runs(d, wc):
+        return 0.0
     q = min(d["trec_max_questions"] or TREC_QUESTIONS, TREC_QUESTIONS)
     steps = min(d["trec_sweep_steps"], d["trec_epochs"] * -(-q // d["trec_batch_size"]))
     return d["trec_sweep_reps"] * steps * d["trec_batch_size"]

@@ -28,7 +28,14 @@ import math
 
 import torch
 
-__all__ = ["OPTIMIZERS", "TransformersAdamW", "FusedTransformersAdamW", "make_adamw"]
+__all__ = [
+    "OPTIMIZERS",
+    "TransformersAdamW",
+    "FusedTransformersAdamW",
+    "FusedAdamWStepper",
+    "make_adamw",
+    "make_stepper",
+]
 
 OPTIMIZERS = ("torch_adamw", "transformers_adamw")
 
@@ -151,3 +158,69 @@ def make_adamw(params, variant: str, lr: float, betas: tuple[float, float], eps:
         return torch.optim.AdamW(params, fused=True, **kw)
     except (RuntimeError, TypeError, ValueError):  # pragma: no cover - builds without the fused kernel
         return torch.optim.AdamW(params, **kw)
+
+
+class FusedAdamWStepper:
+    """Either AdamW variant as one call of torch's fused AdamW kernel per step, without the ``torch.optim`` machinery.
+
+    The same kernel with the same arguments and state as :func:`make_adamw`'s optimisers (moments ``zeros_like``
+    the parameter, a float32 step counter per parameter, for ``transformers_adamw`` the epsilon
+    ``eps / sqrt(1 - b2^t)`` and the decay after the kernel), hence the same parameters to the bit; what it saves is
+    the per-step Python work of ``torch.optim`` (grouping, state look-ups), which is a sizeable part of a step of
+    the small TREC model. Every parameter needs a gradient at every step. ``zero_grad()`` sets the gradients to None.
+    """
+
+    def __init__(self, params, variant: str, lr: float, betas, eps: float, weight_decay: float):
+        if variant not in OPTIMIZERS:
+            raise ValueError(f"FusedAdamWStepper: unknown optimiser {variant!r}; expected one of {OPTIMIZERS}")
+        _check_hyperparameters("FusedAdamWStepper", lr, betas, eps, weight_decay)
+        self.params = list(params)
+        self.variant = variant
+        self.lr, self.beta1, self.beta2 = float(lr), float(betas[0]), float(betas[1])
+        self.eps, self.weight_decay = float(eps), float(weight_decay)
+        self.exp_avgs = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
+        self.exp_avg_sqs = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
+        self.state_steps = [torch.zeros((), dtype=torch.float32, device=p.device) for p in self.params]
+        self.t = 0
+
+    @torch.no_grad()
+    def step(self) -> None:
+        grads = [p.grad for p in self.params]
+        if any(g is None for g in grads):
+            raise RuntimeError("FusedAdamWStepper: every parameter needs a gradient at every step")
+        self.t += 1
+        transformers = self.variant == "transformers_adamw"
+        eps = self.eps / math.sqrt(1.0 - self.beta2**self.t) if transformers else self.eps
+        torch._foreach_add_(self.state_steps, 1)
+        torch._fused_adamw_(
+            self.params,
+            grads,
+            self.exp_avgs,
+            self.exp_avg_sqs,
+            [],
+            self.state_steps,
+            amsgrad=False,
+            lr=self.lr,
+            beta1=self.beta1,
+            beta2=self.beta2,
+            weight_decay=0.0 if transformers else self.weight_decay,
+            eps=eps,
+            maximize=False,
+            grad_scale=None,
+            found_inf=None,
+        )
+        if transformers and self.weight_decay > 0:
+            torch._foreach_mul_(self.params, 1.0 - self.lr * self.weight_decay)
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+
+def make_stepper(params, variant: str, lr: float, betas: tuple[float, float], eps: float, weight_decay: float):
+    """:class:`FusedAdamWStepper` where this torch build has the fused CPU kernel, else :func:`make_adamw`'s
+    optimiser (the same update; both have ``step()`` and ``zero_grad()``)."""
+    params = list(params)
+    if hasattr(torch, "_fused_adamw_") and all(p.device.type == "cpu" and p.dtype == torch.float32 for p in params):
+        return FusedAdamWStepper(params, variant, lr, betas, eps, weight_decay)
+    return make_adamw(params, variant, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -34,7 +34,7 @@ import numpy as np
 from smattn.progress import progress as progress_bar
 from smattn.settings import Settings, scale_params, setting
 
-from .optim import OPTIMIZERS, make_adamw
+from .optim import OPTIMIZERS, make_stepper
 from .similarity import GramRecorder
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "collate",
     "train_trec_run",
     "steps_per_epoch",
+    "flushed_denormals",
 ]
 
 
@@ -187,6 +188,57 @@ def _padded_tables(ids: Sequence[Sequence[int]], padded_lengths: np.ndarray, pad
     return torch.from_numpy(table), torch.from_numpy(mask)
 
 
+@contextlib.contextmanager
+def flushed_denormals(enabled: bool = True):
+    """While active (and ``enabled``), the CPU flushes subnormal floats to zero (``torch.set_flush_denormal``: FTZ
+    and DAZ on the calling thread); afterwards the default (off) is restored.
+
+    The training loop runs its optimiser steps so. There the only subnormals of a TREC run are AdamW's first moments
+    of embedding rows whose token has not been in a batch for some 800 steps (they decay by beta1 = 0.9 a step; the
+    second moments, by 0.999, stay normal): arithmetic on them takes a slow path on x86 CPUs (torch's fused AdamW
+    kernel took twice as long on a table of subnormal moments as on normal ones). Their contributions (an update of
+    the parameter of about 1e-44, a term below 1e-38 added to a new moment of about 0.1 times a gradient) are below
+    the rounding of the numbers they enter, so flushing them leaves the parameters, losses and similarities unchanged
+    to the bit (compared on whole paper-scale runs by benchmarks/p2_trec_speed.py --steps 10920)."""
+    import torch
+
+    if not enabled:
+        yield
+        return
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
+
+
+class _RowGradient:
+    """The embedding lookup of the training loop, with the embedding's gradient kept in one dense table.
+
+    ``lookup(ids)`` returns the batch's embedded tokens as a leaf (B, N, k); after the backward pass
+    ``accumulate(x)`` zeroes the rows the previous step wrote and adds the leaf's gradient row by row, in token
+    order: what autograd's embedding backward computes into a freshly allocated zero table every step (the same
+    additions in the same order, hence the same gradient to the bit), without filling the whole table."""
+
+    def __init__(self, weight, row_of):
+        import torch
+
+        self.weight, self.row_of = weight, row_of
+        self.grad = torch.zeros_like(weight)
+        self.rows = self.written = None
+
+    def lookup(self, ids):
+        self.rows = self.row_of[ids].reshape(-1)
+        return self.weight.detach().index_select(0, self.rows).view(*ids.shape, -1).requires_grad_()
+
+    def accumulate(self, x) -> None:
+        if self.written is not None:
+            self.grad.index_fill_(0, self.written, 0.0)
+        self.grad.index_add_(0, self.rows, x.grad.reshape(-1, x.shape[-1]))
+        self.written = self.rows
+        self.weight.grad = self.grad
+
+
 def train_trec_run(
     ids: Sequence[Sequence[int]],
     labels: np.ndarray,
@@ -201,6 +253,8 @@ def train_trec_run(
     max_steps: int | None = None,
     compact_embedding: bool = True,
     record_block: int = 256,
+    evaluate: bool = True,
+    flush_denormals: bool = True,
 ) -> dict:
     """One repetition: split, train, record; returns the similarity trajectories and the training record.
 
@@ -210,7 +264,10 @@ def train_trec_run(
     steps)}); the sweep benchmark uses them to check short probes against full runs. ``max_steps`` stops training
     after that many optimiser steps (short probes; epochs not completed have a NaN validation accuracy).
     ``compact_embedding``: embed only the ids that occur in ``ids`` (and the padding id 0); the same trajectory
-    as the full table (see :mod:`.trec_model`), about twice as fast on a CPU.
+    as the full table (see :mod:`.trec_model`), about twice as fast on a CPU. ``evaluate=False`` skips the
+    validation pass after every epoch (``val_accuracy`` all NaN; the training is the same: the pass draws nothing).
+    ``flush_denormals``: the optimiser steps run with subnormal floats flushed to zero on a CPU
+    (:func:`flushed_denormals`); the forward and backward passes do not.
 
     The step loop does not wait for the device: the packed Gram matrices and losses of ``record_block`` steps are
     kept on the device and copied to the host once per block (and at the end of every epoch); the data of the run
@@ -259,7 +316,7 @@ def train_trec_run(
         generator=gen,
         kept_ids=kept,
     ).to(device)
-    opt = make_adamw(
+    opt = make_stepper(
         model.parameters(),
         cfg.optimizer,
         lr=cfg.lr,
@@ -268,13 +325,14 @@ def train_trec_run(
         weight_decay=cfg.weight_decay,
     )
     loss_fn = torch.nn.CrossEntropyLoss()
+    embed = _RowGradient(model.embedding.weight, model.row_of)
     spe = -(-len(tr) // cfg.batch_size)
     n_steps = spe * cfg.epochs if max_steps is None else min(spe * cfg.epochs, int(max_steps))
     if n_steps < 1:
         raise ValueError(f"train_trec_run: max_steps={max_steps} leaves no step to train")
     n_layers, h = len(model.attention), cfg.hidden_dim
     iu = torch.triu_indices(h, h, device=device)
-    g_buf = torch.empty((record_block, n_layers, iu.shape[1]), dtype=torch.float32, device=device)
+    g_buf = torch.empty((record_block, n_layers, h, h), dtype=torch.float32, device=device)  # packed at a flush
     l_buf = torch.empty(record_block, dtype=torch.float32, device=device)
     train_loss = np.empty(n_steps)
     val_acc = np.full(cfg.epochs, np.nan)
@@ -285,8 +343,10 @@ def train_trec_run(
 
     def batch(rows_dev, rows_host):
         width = int(padlen[rows_host].max())
-        return table[rows_dev, :width], mask_table[rows_dev, :width], labels_dev[rows_dev]
+        mask = mask_table[rows_dev, :width] if cfg.use_attention_mask else None  # unused otherwise
+        return table[rows_dev, :width], mask, labels_dev[rows_dev]
 
+    ftz = device.type == "cpu" and flush_denormals
     with sigterm_raises(), GramRecorder(path, n_steps, n_layers, h) as rec, bar:
         step, held = 0, 0  # steps done; steps held in the device buffers
 
@@ -294,7 +354,7 @@ def train_trec_run(
             nonlocal held
             if held:
                 a = step - held
-                rec.record_packed(a, g_buf[:held].cpu().numpy())
+                rec.record_packed(a, g_buf[:held, :, iu[0], iu[1]].cpu().numpy())
                 train_loss[a:step] = l_buf[:held].cpu().numpy()
                 held = 0
 
@@ -306,13 +366,16 @@ def train_trec_run(
                 if step == n_steps:
                     break
                 x, m, y = batch(order_dev[a : a + cfg.batch_size], order[a : a + cfg.batch_size])
-                opt.zero_grad(set_to_none=True)
-                loss = loss_fn(model(x, m), y)
+                opt.zero_grad()
+                e = embed.lookup(x)
+                loss = loss_fn(model.forward_embedded(e, x, m), y)
                 loss.backward()
-                opt.step()
+                embed.accumulate(e)
+                with flushed_denormals(ftz):
+                    opt.step()
                 with torch.no_grad():
                     Ws = torch.stack([w.detach() for w in model.attention_weights()])  # (L, h, k)
-                    g_buf[held] = (Ws @ Ws.transpose(1, 2))[:, iu[0], iu[1]]
+                    torch.bmm(Ws, Ws.transpose(1, 2), out=g_buf[held])
                     l_buf[held] = loss.detach()
                 held += 1
                 step += 1
@@ -322,13 +385,14 @@ def train_trec_run(
             flush()
             if step < spe * (epoch + 1):  # max_steps reached inside this epoch
                 break
-            model.eval()
-            correct = torch.zeros((), dtype=torch.int64, device=device)
-            with torch.no_grad():
-                for a in range(0, len(va), cfg.batch_size):
-                    x, m, y = batch(va_dev[a : a + cfg.batch_size], va[a : a + cfg.batch_size])
-                    correct += (model(x, m).argmax(-1) == y).sum()
-            val_acc[epoch] = int(correct) / len(va)
+            if evaluate:
+                model.eval()
+                correct = torch.zeros((), dtype=torch.int64, device=device)
+                with torch.inference_mode():
+                    for a in range(0, len(va), cfg.batch_size):
+                        x, m, y = batch(va_dev[a : a + cfg.batch_size], va[a : a + cfg.batch_size])
+                        correct += (model(x, m).argmax(-1) == y).sum()
+                val_acc[epoch] = int(correct) / len(va)
             if not np.isfinite(train_loss[step - spe : step]).all():
                 raise FloatingPointError(f"TREC run {rep}: non-finite training loss in epoch {epoch + 1}")
             bar.set_postfix(epoch=epoch + 1, val_acc=f"{val_acc[epoch]:.3f}", refresh=False)

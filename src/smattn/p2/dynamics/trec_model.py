@@ -87,7 +87,15 @@ class TiedAttentionClassifier(nn.Module):
         """input_ids (B, N) int64, attention_mask (B, N) 0/1 (used only if ``use_attention_mask``) -> logits (B, C)."""
         if input_ids.ndim != 2:
             raise ValueError(f"input_ids must have shape (batch, length), got {tuple(input_ids.shape)}")
-        x = self.embedding(self.row_of[input_ids])  # (B, N, k)
+        return self.forward_embedded(self.embedding(self.row_of[input_ids]), input_ids, attention_mask)
+
+    def forward_embedded(
+        self, x: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The network after the embedding: x (B, N, k) the embedded ``input_ids`` (B, N) -> logits (B, C).
+
+        The training loop embeds a batch itself (a leaf ``x`` whose gradient it adds to the embedding's rows), so
+        that the embedding's gradient need not be a fresh dense table every step."""
         mask = None
         if self.use_attention_mask:
             if attention_mask is None:
