@@ -38,6 +38,7 @@ from .attention_link import (
     solve_softmax_layer,
 )
 from .depth3_grid import depth3_moments
+from .l2_grid import BLOCK_PAIRS, l2_moments_a, l2_moments_local
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid", "ridge_reach"]
@@ -160,17 +161,23 @@ def _moments_l2(x, omega, P, c, z1, lw, n1d, method):
     1/det A_c(z1); only the last-layer terms of the Gaussian exponent differ.  With the normalised branch weights
     w_+, w_-, W = w_+ + w_- and Delta = w_+ - w_-, the moments of the configuration (z1, s z2) are sums of W (even in
     s: z1, z1 z1^T, z2 z2^T) and of Delta (odd: s z2, z1 (s z2)^T), so no configuration array of both branches is
-    built.  x: (m, 2) pre-images; omega: (m, 2, 2); P = V^{-1} (2, 2); z1: (m, K, 2) nodes; lw: (K,) or (m, K) node
-    log-weights without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t), log_norm (m,) and
+    built.  x: (m, 2) pre-images; omega: (m, 2, 2); P = V^{-1} (2, 2); z1: (m, K, 2) nodes, or (1, K, 2) nodes shared
+    by all samples (their first-layer means omega[:, 0] are then all equal); lw: (K,) or (m, K) node log-weights
+    without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t), log_norm (m,) and
     ess (m,).  n1d, method: for the error message of a sample without an admissible node.
     """
+    # the first-layer terms depend on the node only: with nodes shared by all samples (z1 of shape (1, K, 2), the
+    # first-layer means of the samples all equal, e.g. at Q11 = 0) they are computed once per node, not per sample
+    r = z1.shape[0]
     p, q = softmax_entries(z1)
     i00, i01, i10, i11 = skip_matrix_inverse(p, q, c)
     x0, x1 = x[:, None, 0], x[:, None, 1]
     z20, z21 = i00 * x0 + i01 * x1, i10 * x0 + i11 * x1
     z10, z11 = z1[..., 0], z1[..., 1]
-    d0, d1 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
+    d0, d1 = z10 - omega[:r, None, 0, 0], z11 - omega[:r, None, 0, 1]
     base = np.asarray(lw) - np.log(skip_matrix_det(p, q, c)) - 0.5 * P[0, 0] * (d0 * d0 + d1 * d1)
+    if r != x.shape[0]:
+        z10, z11 = np.broadcast_to(z10, z20.shape), np.broadcast_to(z11, z20.shape)
     logw = []
     for s in (1.0, -1.0):
         e0, e1 = s * z20 - omega[:, None, 1, 0], s * z21 - omega[:, None, 1, 1]
@@ -462,7 +469,7 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
         per = max(1, int(quad.chunk_elems // (2 * lw_ridge.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
-        args = (P, sd, u, lwp, c, n1d, quad.backend, per)
+        args = (P, sd, u, lwp, c, n1d, "jax" if quad.backend == "jax" else "numpy", per)
         if quad.workers > 1 and n > per:
             # samples are independent: contiguous blocks on worker processes give the serial result exactly
             blocks = np.array_split(np.arange(n), quad.workers)
@@ -477,19 +484,38 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
             )
         cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
+    if not ridge and (quad.backend == "jax" or (quad.backend == "auto" and n * nodes >= BLOCK_PAIRS)):
+        # L = 2 compiled (l2_grid: the same nodes and weights, agrees to rounding); the ridge grid stays in NumPy
+        if method == "A*":
+            comps = _local_components(x, omega, V, c, inflate)
+            sd1 = float(np.sqrt(V[0, 0]))
+            out = l2_moments_local(x, omega, P, c, sd1, comps, u, lw, u_loc, lw_loc, PRIOR_SHARE)
+        else:
+            out = l2_moments_a(x, omega, P, c, float(sd[0]), u, lwp)
+        mean, cov, log_norm, ess = out
+        if not np.all(np.isfinite(log_norm)):
+            bad = int(np.sum(~np.isfinite(log_norm)))
+            raise FloatingPointError(
+                f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
+                "increase n1d or use the other parametrisation"
+            )
+        cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
+        return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
     # L = 2: blocks of about _L2_BLOCK (sample, node) pairs, so that the arrays of a block stay in the cache
     per = min(per, max(1, _L2_BLOCK // (nodes // 2)))
     if method == "A*":
         comps = _local_components(x, omega, V, c, inflate)
+    shared = bool(np.all(omega[:, 0, :] == omega[:1, 0, :]))
     for i0 in range(0, n, per):
         sl = slice(i0, min(n, i0 + per))
         if method == "A*":
             z1, node_lw = _nodes_local(omega[sl], V, tuple(a[sl] for a in comps), u, lw, u_loc, lw_loc)
         else:  # parametrisation "A", L = 2 (L = 3 returned above)
+            rows = slice(i0, i0 + 1) if shared else sl  # shared first-layer means: one row of nodes
             if ridge:
-                z1 = ridge_grid(omega[sl, 0, :], float(sd[0]), c, n1d, reach)[0]
+                z1 = ridge_grid(omega[rows, 0, :], float(sd[0]), c, n1d, reach)[0]
             else:
-                z1 = omega[sl, None, 0, :] + sd[0] * u[None, :, :]
+                z1 = omega[rows, None, 0, :] + sd[0] * u[None, :, :]
             node_lw = lw_ridge if ridge else lwp
         mean[sl], cov[sl], log_norm[sl], ess[sl] = _moments_l2(x[sl], omega[sl], P, c, z1, node_lw, n1d, method)
     cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
