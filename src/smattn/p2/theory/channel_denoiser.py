@@ -38,7 +38,7 @@ from .attention_link import (
     solve_softmax_layer,
 )
 from .depth3_grid import depth3_moments
-from .l2_grid import BLOCK_PAIRS, l2_moments_a, l2_moments_local
+from .l2_grid import BLOCK_PAIRS, l2_moments_a, l2_moments_local, l2_moments_ridge
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid", "ridge_reach"]
@@ -131,21 +131,28 @@ def ridge_grid(omega1, sd1: float, c: float, n1d: int, reach: float | None = Non
     log_norm is comparable).
     """
     omega1 = np.asarray(omega1, dtype=np.float64)
-    a = np.sqrt(2.0 * c)
-    uh, lwu = gauss_hermite_grid(n1d, 1)
     if reach is None:
         reach = ridge_reach(omega1, sd1)
+    uh, v, lw = _ridge_axes(sd1, c, n1d, reach)
+    u = (omega1[:, 0] + omega1[:, 1])[:, None] / np.sqrt(2.0) + sd1 * uh[None, :]  # (n, n1d)
+    U = np.repeat(u, len(v), axis=1)  # (n, G), G = n1d * 2 n1d, u-major
+    Vv = np.tile(v, n1d)[None, :]
+    z1 = np.stack([(U + Vv) / np.sqrt(2.0), np.broadcast_to((U - Vv) / np.sqrt(2.0), U.shape)], axis=-1)
+    return z1, lw
+
+
+def _ridge_axes(sd1: float, c: float, n1d: int, reach: float):
+    """The ridge grid's axes: Gauss-Hermite nodes uh (n1d,) in u, the sinh-mapped nodes v (2 n1d,) and the node
+    log-weights (n1d * 2 n1d,), u-major."""
+    a = np.sqrt(2.0 * c)
+    uh, lwu = gauss_hermite_grid(n1d, 1)
     t = np.linspace(-1.0, 1.0, 2 * n1d) * np.arcsinh(reach / a)
     v = a * np.sinh(t)
     # v: Lebesgue weights a h cosh(t), divided by the proposal normalisation sqrt(2 pi) sd1 that the 2-D
     # Gauss-Hermite importance weights drop
     lwv = np.log(a * (t[1] - t[0]) * np.cosh(t)) - np.log(np.sqrt(2.0 * np.pi) * sd1)
     lw_u = lwu + 0.5 * uh[:, 0] ** 2
-    u = (omega1[:, 0] + omega1[:, 1])[:, None] / np.sqrt(2.0) + sd1 * uh[None, :, 0]  # (n, n1d)
-    U = np.repeat(u, len(v), axis=1)  # (n, G), G = n1d * 2 n1d, u-major
-    Vv = np.tile(v, n1d)[None, :]
-    z1 = np.stack([(U + Vv) / np.sqrt(2.0), np.broadcast_to((U - Vv) / np.sqrt(2.0), U.shape)], axis=-1)
-    return z1, (lw_u[:, None] + lwv[None, :]).ravel()
+    return uh[:, 0], v, (lw_u[:, None] + lwv[None, :]).ravel()
 
 
 def ridge_reach(omega1, sd1: float) -> float:
@@ -484,12 +491,16 @@ def posterior_moments(ell, omega, V, c: float, quad: QuadratureSettings = DEFAUL
             )
         cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
-    if not ridge and (quad.backend == "jax" or (quad.backend == "auto" and n * nodes >= BLOCK_PAIRS)):
-        # L = 2 compiled (l2_grid: the same nodes and weights, agrees to rounding); the ridge grid stays in NumPy
+    pairs = n * (2 * lw_ridge.size if ridge else nodes)  # (sample, node) pairs of the call, both signs
+    if quad.backend == "jax" or (quad.backend == "auto" and pairs >= BLOCK_PAIRS):
+        # L = 2 compiled (l2_grid: the same nodes and weights, agrees to rounding)
         if method == "A*":
             comps = _local_components(x, omega, V, c, inflate)
             sd1 = float(np.sqrt(V[0, 0]))
             out = l2_moments_local(x, omega, P, c, sd1, comps, u, lw, u_loc, lw_loc, PRIOR_SHARE)
+        elif ridge:
+            uh, v, _ = _ridge_axes(float(sd[0]), c, n1d, reach)
+            out = l2_moments_ridge(x, omega, P, c, float(sd[0]), np.repeat(uh, len(v)), np.tile(v, n1d), lw_ridge)
         else:
             out = l2_moments_a(x, omega, P, c, float(sd[0]), u, lwp)
         mean, cov, log_norm, ess = out

@@ -1,7 +1,8 @@
 """Posterior moments of the two-layer channel on its quadrature nodes, compiled with JAX (float64).
 
 The same computation as :mod:`smattn.p2.theory.channel_denoiser` does in NumPy for L = 2 (``_moments_l2`` on the
-nodes of parametrisation "A" or of the mode-centred mixture of "A*" built by ``_nodes_local``):
+nodes of parametrisation "A", of the ridge grid of small c, or of the mode-centred mixture of "A*" built by
+``_nodes_local``):
 nodes z1, the two branches z2 = s A_c(z1)^{-1} x, node log-weight lw - log det A_c(z1) - (Gaussian exponent) / 2,
 and the moments from the sums W = w_+ + w_- (even in s) and Delta = w_+ - w_- (odd in s).
 
@@ -21,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["l2_moments_a", "l2_moments_local", "cpu_jax", "BLOCK_PAIRS"]
+__all__ = ["l2_moments_a", "l2_moments_local", "l2_moments_ridge", "cpu_jax", "BLOCK_PAIRS"]
 
 BLOCK_PAIRS = 131_072  # (sample, node) pairs per compiled block (rows = BLOCK_PAIRS // nodes; speed only)
 
@@ -88,6 +89,14 @@ def _kernels():
         return moments(x, omega, P, c, z10, z11, lwp)
 
     @jax.jit
+    def on_ridge(x, omega, P, c, sd1, uh, v, lw):
+        """channel_denoiser.ridge_grid's nodes: u = (omega11 + omega12)/sqrt(2) + sd1 uh, z1 = (u +- v)/sqrt(2), uh and
+        v (K,) the node's two coordinates (u-major), log-weights lw (K,)."""
+        r2 = np.sqrt(2.0)
+        u = (omega[:, None, 0, 0] + omega[:, None, 0, 1]) / r2 + sd1 * uh[None, :]
+        return moments(x, omega, P, c, (u + v[None, :]) / r2, (u - v[None, :]) / r2, lw)
+
+    @jax.jit
     def on_mixture(x, omega, P, c, sd1, means, chol, valid, log_mass, u, lw, u_loc, lw_loc, prior_share):
         """Parametrisation "A*": channel_denoiser._nodes_local's mixture of the prior grid and four mode grids."""
         n = omega.shape[0]
@@ -130,7 +139,7 @@ def _kernels():
         off = jnp.where(jnp.isfinite(off), off, -jnp.inf)
         return moments(x, omega, P, c, z10, z11, off)
 
-    return jax, on_grid, on_mixture
+    return jax, on_grid, on_mixture, on_ridge
 
 
 def _blocks(kernel, n: int, nodes: int, per_sample, shared):
@@ -163,6 +172,14 @@ def l2_moments_a(x, omega, P, c: float, sd1: float, u, lwp):
     on_grid = _kernels()[1]
     per = (np.asarray(x, np.float64), np.asarray(omega, np.float64))
     return _blocks(on_grid, len(x), 2 * len(lwp), per, (P, float(c), float(sd1), u, lwp))
+
+
+def l2_moments_ridge(x, omega, P, c: float, sd1: float, uh, v, lw):
+    """The ridge grid (channel_denoiser.ridge_grid) of small c: node coordinates uh, v (K,) (u-major), log-weights
+    lw (K,); returns as l2_moments_a."""
+    on_ridge = _kernels()[3]
+    per = (np.asarray(x, np.float64), np.asarray(omega, np.float64))
+    return _blocks(on_ridge, len(x), 2 * len(lw), per, (P, float(c), float(sd1), uh, v, lw))
 
 
 def l2_moments_local(x, omega, P, c: float, sd1: float, components, u, lw, u_loc, lw_loc, prior_share: float):
