@@ -91,9 +91,10 @@ def _run(checkout: Path, job, workdir: Path) -> float:
     """CPU seconds (user + system) of one run of the job's script from `checkout`; outputs go to workdir."""
     script, params, wildcards, inputs, outputs = job
     cmd = [sys.executable, str(checkout / "scripts" / script), "--params", json.dumps(params)]
-    cmd += [a for k, v in wildcards.items() for a in ("--wildcards", f"{k}={v}")]
-    cmd += [a for k, v in inputs.items() for a in ("--input", f"{k}={v}")]
-    cmd += [a for k, v in outputs.items() for a in ("--output", f"{k}={workdir / v}")]
+    # one flag per kind, followed by all its NAME=VALUE pairs (the harness's nargs="*" keeps the last flag only)
+    for flag, pairs in (("--wildcards", wildcards), ("--input", inputs)):
+        cmd += [flag, *(f"{k}={v}" for k, v in pairs.items())] if pairs else []
+    cmd += ["--output", *(f"{k}={workdir / v}" for k, v in outputs.items())]
     env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
     with open(workdir / "log.txt", "w") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=checkout)
