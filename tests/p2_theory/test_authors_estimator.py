@@ -27,8 +27,9 @@ def _observations(Q, n, seed, v_reg=1e-3):
     ],
 )
 def test_fused_box_sums_equal_the_direct_evaluation(Q):
-    """Same generator, same points: g_out, Z_out and the floored set agree to rounding. 23 samples with chunks of 5
-    and blocks of 2 samples cover a ragged last chunk and block. Fails if the odd part of the last layer (Delta)
+    """Same generator, same points: g_out, Z_out and the floored set agree to rounding (fused and, for L = 2,
+    compiled sums against the direct evaluation). 23 samples with chunks of 5 and blocks of 2 samples cover a ragged
+    last chunk and block. Fails if the odd part of the last layer (Delta)
     is replaced by the even one (W), or a cross term P_aL is dropped."""
     ell, om, V = _observations(Q, 23, seed=4)
     kw = dict(n_points=1000, chunk_elems=5 * 1000 * 2 * (Q.shape[0] - 1))
@@ -38,6 +39,12 @@ def test_fused_box_sums_equal_the_direct_evaluation(Q):
     np.testing.assert_allclose(z_f, z_d, rtol=1e-12, atol=0)
     np.testing.assert_allclose(g_f, g_d, rtol=1e-10, atol=1e-12 * np.abs(g_d).max())
     np.testing.assert_array_equal(f_f, f_d)
+    if Q.shape[0] == 2:  # the compiled sums (L = 2), chunks of 5 samples, the last one padded
+        comp = AuthorsSettings(kernel="compiled", **kw)
+        g_c, z_c, f_c = authors_g_out(ell, om, V, 0.7, np.random.default_rng(9), comp)
+        np.testing.assert_allclose(z_c, z_d, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(g_c, g_d, rtol=1e-10, atol=1e-12 * np.abs(g_d).max())
+        np.testing.assert_array_equal(f_c, f_d)
     if Q.shape[0] == 3 and Q[2, 2] > 0.99:
         assert 0 < f_d.mean() < 1  # the floor is exercised
 

@@ -153,3 +153,42 @@ def test_mean_only_moments_and_g_out_without_covariance(q, method):
     assert mom.cov is None
     with pytest.raises(ValueError, match="covariance"):
         g_out(ell[None], om[None], V, C, quad, covariance=False)
+
+
+@pytest.mark.parametrize(
+    "Q,method,c",
+    [
+        ((0.0, 0.5, 0.0), "A", 0.8),
+        ((0.3, 0.5, 0.1), "A", 0.8),
+        ((0.3, 0.5, 0.1), "A", 0.01),  # the ridge grid of small c
+        ((0.0, 0.99, 0.0), "A*", 0.8),
+        ((0.5, 0.98, 0.1), "A*", 0.8),
+    ],
+)
+def test_compiled_l2_kernels_equal_the_numpy_moments(Q, method, c):
+    """The L = 2 kernels of l2_grid (parametrisation "A" on the Gauss-Hermite and on the ridge grid, the
+    mode-centred mixture "A*") against the NumPy implementation on the same nodes: equal to rounding, with a padded
+    last block."""
+    from smattn.p2.theory import l2_grid
+
+    rng = np.random.default_rng(21)
+    q11, q22, q12 = Q
+    Qm = np.array([[q11, q12], [q12, q22]])
+    V = np.eye(2) - Qm + 1e-3 * np.eye(2)
+    n = 45  # with 8 nodes per dimension: 5 compiled blocks, the last one padded
+    Z = rng.standard_normal((n, 2, 2))
+    om = np.einsum("ab,nbt->nat", np.linalg.cholesky(Qm + 1e-12 * np.eye(2)), Z) + 0.1 * rng.standard_normal((n, 2, 2))
+    ell = link_logits(Z, c)
+    kw = dict(n1d=8, n_local=6)
+    ref = posterior_moments(ell, om, V, c, QuadratureSettings(backend="numpy", **kw))
+    assert ref.method == method
+    saved = l2_grid.BLOCK_PAIRS
+    try:
+        nodes = 2 * (64 if method == "A" else 64 + 4 * 36) * (2 if c < 0.05 else 1)
+        l2_grid.BLOCK_PAIRS = 10 * nodes  # blocks of 10 samples
+        fast = posterior_moments(ell, om, V, c, QuadratureSettings(backend="jax", **kw))
+    finally:
+        l2_grid.BLOCK_PAIRS = saved
+    for name in ("mean", "cov", "log_norm", "ess"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=1e-10, atol=1e-12, err_msg=name)
+    assert fast.method == method

@@ -10,6 +10,8 @@ channel covariance V are ``(L, L)``; an observation is stored as its two softmax
   (nodes per dimension, parametrisation, regime switch, mode grids) passed to every denoiser call.
 * :mod:`.channel_denoiser` -- output-channel posterior moments (mean ``(n, L, 2)``, covariance ``(n, 2L, 2L)``),
   ``g_out`` ``(n, L, 2)`` and its analytic Jacobian ``(n, L, 2, L, 2)`` (parametrisations "A" and "A*").
+* :mod:`.l2_grid` -- the L = 2 moments of parametrisations "A" and "A*" compiled with JAX (float64), the same
+  numbers to rounding; ``QuadratureSettings.backend`` picks it or NumPy.
 * :mod:`.prior_denoiser` -- Gaussian prior denoiser ``f_in``: ``(W_hat (p, d), C_hat (p, p))``.
 * :mod:`.adaptive_reference` -- adaptive ``dblquad`` posterior mean ``(2, 2)`` of one L = 2 sample (tests, benchmarks).
 * :mod:`.overlaps` -- overlap-matrix helpers: symmetrise-and-clip ``Q`` ``(L, L)``, PSD square root.

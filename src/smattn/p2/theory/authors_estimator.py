@@ -22,6 +22,7 @@ teacher and box points at every iteration (so the iterates fluctuate; the result
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,13 +34,14 @@ from .attention_link import (
     skip_matrix_inverse,
     softmax_entries,
 )
+from .l2_grid import cpu_jax
 from .overlaps import clip_overlap, sqrtm_psd
 from .state_evolution import channel_covariance, overlap_update
 
 __all__ = ["AuthorsSettings", "authors_g_out", "authors_channel_average", "AuthorsSEResult", "authors_state_evolution"]
 
 
-KERNELS = ("fused", "direct")
+KERNELS = ("auto", "compiled", "fused", "direct")
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,10 @@ class AuthorsSettings:
     How it is evaluated (not what): the uniform points of each chunk of about chunk_elems box coordinates are drawn
     from the caller's generator (Z_out's points, then the numerator's), so chunk_elems fixes which random numbers
     each sample gets; kernel "fused" (:func:`_box_sums`: both signs from one pair of quadratic forms, in blocks of
-    about block_elems points that stay in the cache) or "direct" (:func:`_box_average`, the reference: one pass
-    per sign and layer); both give the same numbers to rounding.
+    about block_elems points that stay in the cache), "compiled" (L = 2: the same sums compiled with JAX, a chunk
+    per call, :func:`_compiled_box_sums`; L = 3 runs "fused"), "direct" (:func:`_box_average`, the reference: one
+    pass per sign and layer) or "auto" (default: "compiled" for L = 2, "fused" for L = 3, the faster on a CPU,
+    ``benchmarks/p2_thresholds_speed.py``); all give the same numbers to rounding.
     """
 
     n_points: int = 10_000
@@ -59,7 +63,7 @@ class AuthorsSettings:
     sqrt_eps: float = 1e-6
     chunk_elems: int = 2_000_000
     block_elems: int = 65_536
-    kernel: str = "fused"
+    kernel: str = "auto"
 
     def __post_init__(self):
         if int(self.n_points) != self.n_points or self.n_points < 1:
@@ -176,6 +180,70 @@ def _box_sums(x, omega, P, c, pts, want_numerator):
     return tot, num
 
 
+@lru_cache(maxsize=1)
+def _box_kernel():
+    """The L = 2 sums of _box_sums for both point sets of a chunk, compiled (float64, on the CPU)."""
+    jax, _ = cpu_jax()
+    import jax.numpy as jnp
+
+    def sums(x, omega, P, c, pts, want_numerator):
+        z10, z11 = pts[..., 0], pts[..., 1]
+        dd = z10 - z11
+        p1, q1 = 0.5 * (1.0 - jnp.tanh(0.5 * (z10 * dd))), 0.5 * (1.0 - jnp.tanh(0.5 * (-z11 * dd)))
+        det = (1.0 + c) * (1.0 + c - p1 - q1)
+        i00, i01, i10, i11 = (1.0 - q1 + c) / det, -p1 / det, -q1 / det, (1.0 - p1 + c) / det
+        v0, v1 = x[:, None, 0], x[:, None, 1]
+        zl0, zl1 = i00 * v0 + i01 * v1, i10 * v0 + i11 * v1
+        D0, D1 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
+        w0, w1 = omega[:, None, 1, 0], omega[:, None, 1, 1]
+        l0, l1 = P[0, 1] * D0, P[0, 1] * D1
+        A = P[0, 0] * (D0 * D0 + D1 * D1)
+        A = A - 2.0 * (l0 * w0 + l1 * w1) + P[1, 1] * (zl0 * zl0 + zl1 * zl1 + (w0 * w0 + w1 * w1))
+        B = 2.0 * (l0 * zl0 + l1 * zl1) - 2.0 * P[1, 1] * (zl0 * w0 + zl1 * w1)
+        inv_det = 1.0 / jnp.abs(det)
+        wp = jnp.exp(-0.5 * (A + B)) * inv_det
+        wm = jnp.exp(-0.5 * (A - B)) * inv_det
+        W = wp + wm
+        tot = W.sum(axis=1)
+        if not want_numerator:
+            return tot, None
+        dw = wp - wm
+        num = jnp.stack(
+            [
+                jnp.stack([(W * D0).sum(1), (W * D1).sum(1)], 1),
+                jnp.stack([(dw * zl0).sum(1) - omega[:, 1, 0] * tot, (dw * zl1).sum(1) - omega[:, 1, 1] * tot], 1),
+            ],
+            axis=1,
+        )
+        return tot, num
+
+    @jax.jit
+    def chunk(x, omega, P, c, lo, den_u, num_u):
+        G = den_u.shape[1]
+        z = sums(x, omega, P, c, lo + 2.0 * (-lo) * den_u, False)[0] / G
+        num = jnp.einsum("ab,nbt->nat", P, sums(x, omega, P, c, lo + 2.0 * (-lo) * num_u, True)[1]) / G
+        return z, num
+
+    return jax, chunk
+
+
+def _compiled_box_sums(x, omega, P, c, lo, den_u, num_u, rows):
+    """Z_out (m,) and the numerator V^{-1} sum w (zeta - omega) / G (m, 2, 2) of m samples (L = 2) from their
+    uniform points den_u, num_u (m, G, 2), in calls of `rows` samples (a short last call padded by repeating its
+    first sample; calls of a few samples keep the arrays in the cache, as the fused kernel's blocks)."""
+    jax, chunk = _box_kernel()
+    cpu = cpu_jax()[1]
+    m = x.shape[0]
+    z, num = np.empty(m), np.empty((m, 2, 2))
+    with jax.enable_x64(True), jax.default_device(cpu):
+        for i0 in range(0, m, rows):
+            k = min(m, i0 + rows) - i0
+            idx = np.concatenate([np.arange(i0, i0 + k), np.full(rows - k, i0)])
+            zb, nb = chunk(x[idx], omega[idx], P, float(c), lo, den_u[idx], num_u[idx])
+            z[i0 : i0 + k], num[i0 : i0 + k] = np.asarray(zb)[:k], np.asarray(nb)[:k]
+    return z, num
+
+
 def authors_g_out(ell, omega, V, c: float, rng: np.random.Generator, settings: AuthorsSettings = AuthorsSettings()):
     """The authors' Monte-Carlo g_out (n, L, 2), L = 2 or 3, with the unnormalised Z_out (n,) before the floor.
 
@@ -202,7 +270,10 @@ def authors_g_out(ell, omega, V, c: float, rng: np.random.Generator, settings: A
         sl = slice(i0, min(n, i0 + per))
         m = sl.stop - sl.start
         den_u, num_u = rng.random((m, G, dim)), rng.random((m, G, dim))
-        if settings.kernel == "direct":
+        if settings.kernel in ("auto", "compiled") and L == 2:
+            rows = max(1, int(settings.block_elems // G))
+            z, num = _compiled_box_sums(x[sl], omega[sl], P, c, lo, den_u, num_u, rows)
+        elif settings.kernel == "direct":
             z, _ = _box_average(x[sl], omega[sl], P, c, lo + 2.0 * (-lo) * den_u, False)
             _, num = _box_average(x[sl], omega[sl], P, c, lo + 2.0 * (-lo) * num_u, True)
         else:

@@ -38,6 +38,7 @@ from .attention_link import (
     solve_softmax_layer,
 )
 from .depth3_grid import depth3_moments
+from .l2_grid import BLOCK_PAIRS, l2_moments_a, l2_moments_local, l2_moments_ridge
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings, gauss_hermite_grid, relative_weights
 
 __all__ = ["ChannelMoments", "posterior_moments", "g_out", "choose_parametrisation", "ridge_grid", "ridge_reach"]
@@ -141,21 +142,28 @@ def ridge_grid(omega1, sd1: float, c: float, n1d: int, reach: float | None = Non
     log_norm is comparable).
     """
     omega1 = np.asarray(omega1, dtype=np.float64)
-    a = np.sqrt(2.0 * c)
-    uh, lwu = gauss_hermite_grid(n1d, 1)
     if reach is None:
         reach = ridge_reach(omega1, sd1)
+    uh, v, lw = _ridge_axes(sd1, c, n1d, reach)
+    u = (omega1[:, 0] + omega1[:, 1])[:, None] / np.sqrt(2.0) + sd1 * uh[None, :]  # (n, n1d)
+    U = np.repeat(u, len(v), axis=1)  # (n, G), G = n1d * 2 n1d, u-major
+    Vv = np.tile(v, n1d)[None, :]
+    z1 = np.stack([(U + Vv) / np.sqrt(2.0), np.broadcast_to((U - Vv) / np.sqrt(2.0), U.shape)], axis=-1)
+    return z1, lw
+
+
+def _ridge_axes(sd1: float, c: float, n1d: int, reach: float):
+    """The ridge grid's axes: Gauss-Hermite nodes uh (n1d,) in u, the sinh-mapped nodes v (2 n1d,) and the node
+    log-weights (n1d * 2 n1d,), u-major."""
+    a = np.sqrt(2.0 * c)
+    uh, lwu = gauss_hermite_grid(n1d, 1)
     t = np.linspace(-1.0, 1.0, 2 * n1d) * np.arcsinh(reach / a)
     v = a * np.sinh(t)
     # v: Lebesgue weights a h cosh(t), divided by the proposal normalisation sqrt(2 pi) sd1 that the 2-D
     # Gauss-Hermite importance weights drop
     lwv = np.log(a * (t[1] - t[0]) * np.cosh(t)) - np.log(np.sqrt(2.0 * np.pi) * sd1)
     lw_u = lwu + 0.5 * uh[:, 0] ** 2
-    u = (omega1[:, 0] + omega1[:, 1])[:, None] / np.sqrt(2.0) + sd1 * uh[None, :, 0]  # (n, n1d)
-    U = np.repeat(u, len(v), axis=1)  # (n, G), G = n1d * 2 n1d, u-major
-    Vv = np.tile(v, n1d)[None, :]
-    z1 = np.stack([(U + Vv) / np.sqrt(2.0), np.broadcast_to((U - Vv) / np.sqrt(2.0), U.shape)], axis=-1)
-    return z1, (lw_u[:, None] + lwv[None, :]).ravel()
+    return uh[:, 0], v, (lw_u[:, None] + lwv[None, :]).ravel()
 
 
 def ridge_reach(omega1, sd1: float) -> float:
@@ -171,21 +179,26 @@ def _moments_l2(x, omega, P, c, z1, lw, n1d, method, covariance=True):
     1/det A_c(z1); only the last-layer terms of the Gaussian exponent differ.  With the normalised branch weights
     w_+, w_-, W = w_+ + w_- and Delta = w_+ - w_-, the moments of the configuration (z1, s z2) are sums of W (even in
     s: z1, z1 z1^T, z2 z2^T) and of Delta (odd: s z2, z1 (s z2)^T), so no configuration array of both branches is
-    built.  x: (m, 2) pre-images; omega: (m, 2, 2); P = V^{-1} (2, 2); z1: (m, K, 2) nodes; lw: (K,) or (m, K) node
-    log-weights without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t; None unless
-    covariance), log_norm (m,) and ess (m,).  n1d, method: for the error message of a sample without an admissible
-    node.  A diagonal V (P[0, 1] = 0) skips the cross term, which is then exactly zero.
+    built.  x: (m, 2) pre-images; omega: (m, 2, 2); P = V^{-1} (2, 2); z1: (m, K, 2) nodes, or (1, K, 2) nodes shared
+    by all samples (their first-layer means omega[:, 0] are then all equal); lw: (K,) or (m, K) node log-weights
+    without the Jacobian.  Returns mean (m, 2, 2), cov (m, 4, 4) (flat index a*2 + t; None unless covariance),
+    log_norm (m,) and ess (m,).  n1d, method: for the error message of a sample without an admissible node.  A
+    diagonal V (P[0, 1] = 0) skips the cross term, which is then exactly zero.
     """
     # attention_link's softmax_entries, skip_matrix_det and skip_matrix_inverse written out on the two components
-    # (the same operations), sharing the determinant
+    # (the same operations), sharing the determinant. The first-layer terms depend on the node only: with nodes
+    # shared by all samples (z1 of shape (1, K, 2), e.g. at Q11 = 0) they are computed once per node, not per sample
+    r = z1.shape[0]
     z10, z11 = z1[..., 0], z1[..., 1]
     p, q = _softmax_pq(z10, z11)
     det = (1.0 + c) * (1.0 + c - p - q)
     i00, i01, i10, i11 = (1.0 - q + c) / det, -p / det, -q / det, (1.0 - p + c) / det
     x0, x1 = x[:, None, 0], x[:, None, 1]
     z20, z21 = i00 * x0 + i01 * x1, i10 * x0 + i11 * x1
-    d0, d1 = z10 - omega[:, None, 0, 0], z11 - omega[:, None, 0, 1]
+    d0, d1 = z10 - omega[:r, None, 0, 0], z11 - omega[:r, None, 0, 1]
     base = np.asarray(lw) - np.log(det) - 0.5 * P[0, 0] * (d0 * d0 + d1 * d1)
+    if r != x.shape[0]:
+        z10, z11 = np.broadcast_to(z10, z20.shape), np.broadcast_to(z11, z20.shape)
     logw = []
     for s in (1.0, -1.0):
         e0, e1 = s * z20 - omega[:, None, 1, 0], s * z21 - omega[:, None, 1, 1]
@@ -509,7 +522,7 @@ def posterior_moments(
         per = max(1, int(quad.chunk_elems // (2 * lw_ridge.size * L * 2)))
     if L == 3 and method == "A":
         per = max(1, int(quad.chunk_elems // (u.shape[0] * 6)))
-        args = (P, sd, u, lwp, c, n1d, quad.backend, per, covariance)
+        args = (P, sd, u, lwp, c, n1d, "jax" if quad.backend == "jax" else "numpy", per, covariance)
         if quad.workers > 1 and n > per:
             # samples are independent: contiguous blocks on worker processes give the serial result exactly
             blocks = np.array_split(np.arange(n), quad.workers)
@@ -527,19 +540,42 @@ def posterior_moments(
         if covariance:
             cov = 0.5 * (cov + np.swapaxes(cov, 1, 2))
         return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
+    pairs = n * (2 * lw_ridge.size if ridge else nodes)  # (sample, node) pairs of the call, both signs
+    if quad.backend == "jax" or (quad.backend == "auto" and pairs >= BLOCK_PAIRS):
+        # L = 2 compiled (l2_grid: the same nodes and weights, agrees to rounding)
+        if method == "A*":
+            comps = _local_components(x, omega, V, c, inflate)
+            sd1 = float(np.sqrt(V[0, 0]))
+            out = l2_moments_local(x, omega, P, c, sd1, comps, u, lw, u_loc, lw_loc, PRIOR_SHARE)
+        elif ridge:
+            uh, v, _ = _ridge_axes(float(sd[0]), c, n1d, reach)
+            out = l2_moments_ridge(x, omega, P, c, float(sd[0]), np.repeat(uh, len(v)), np.tile(v, n1d), lw_ridge)
+        else:
+            out = l2_moments_a(x, omega, P, c, float(sd[0]), u, lwp)
+        mean, cov, log_norm, ess = out
+        if not np.all(np.isfinite(log_norm)):
+            bad = int(np.sum(~np.isfinite(log_norm)))
+            raise FloatingPointError(
+                f"{bad} sample(s) have no admissible grid node (method {method}, n1d {n1d}); "
+                "increase n1d or use the other parametrisation"
+            )
+        cov = 0.5 * (cov + np.swapaxes(cov, 1, 2)) if covariance else None
+        return ChannelMoments(mean=mean, cov=cov, log_norm=log_norm, ess=ess, method=method)
     # L = 2: blocks of about _L2_BLOCK (sample, node) pairs, so that the arrays of a block stay in the cache
     per = min(per, max(1, _L2_BLOCK // (nodes // 2)))
     if method == "A*":
         comps = _local_components(x, omega, V, c, inflate)
+    shared = bool(np.all(omega[:, 0, :] == omega[:1, 0, :]))
     for i0 in range(0, n, per):
         sl = slice(i0, min(n, i0 + per))
         if method == "A*":
             z1, node_lw = _nodes_local(omega[sl], V, tuple(a[sl] for a in comps), u, lw, u_loc, lw_loc)
         else:  # parametrisation "A", L = 2 (L = 3 returned above)
+            rows = slice(i0, i0 + 1) if shared else sl  # shared first-layer means: one row of nodes
             if ridge:
-                z1 = ridge_grid(omega[sl, 0, :], float(sd[0]), c, n1d, reach)[0]
+                z1 = ridge_grid(omega[rows, 0, :], float(sd[0]), c, n1d, reach)[0]
             else:
-                z1 = omega[sl, None, 0, :] + sd[0] * u[None, :, :]
+                z1 = omega[rows, None, 0, :] + sd[0] * u[None, :, :]
             node_lw = lw_ridge if ridge else lwp
         mean[sl], cov_sl, log_norm[sl], ess[sl] = _moments_l2(
             x[sl], omega[sl], P, c, z1, node_lw, n1d, method, covariance

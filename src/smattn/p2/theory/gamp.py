@@ -83,6 +83,18 @@ class GampResult:
     Q0: np.ndarray
 
 
+def _project(W, X):
+    """sum_d W[a, d] X[n, t, d] as (n, p, 2): one matrix product (BLAS) instead of an einsum loop."""
+    n, T, d = X.shape
+    return (X.reshape(n * T, d) @ W.T).reshape(n, T, -1).transpose(0, 2, 1)
+
+
+def _back_project(g, X):
+    """sum_{n, t} g[n, a, t] X[n, t, d] as (p, d): one matrix product (BLAS)."""
+    n, T, d = X.shape
+    return g.transpose(1, 0, 2).reshape(-1, n * T) @ X.reshape(n * T, d)
+
+
 def make_data(W, n, rng, c, noise: float = 0.0, noise_rng=None):
     """Inputs X (n, T=2, d) i.i.d. N(0,1), the observation logits (n, 2) of the deep attention target and the
     teacher's pre-activations Z (n, L, 2) the observations were computed from.
@@ -177,11 +189,11 @@ def run_gamp(
         V = 0.5 * (C_hat + C_hat.T)
         if onsager == "latest":
             ons = np.einsum("ab,nbt->nat", V + v_ons, g_prev)
-        omega = np.einsum("ad,ntd->nat", W_hat, X) / sq - ons
+        omega = _project(W_hat, X) / sq - ons
         gout, dg, mom = g_out(ell, omega, V + v_reg * np.eye(L), c, quad, jacobian=True)
         A = -np.einsum("natbt->ab", dg) / d
         A = 0.5 * (A + A.T)
-        B = np.einsum("ntd,nat->ad", X, gout) / sq + A @ W_hat
+        B = _back_project(gout, X) / sq + A @ W_hat
         W_new, C_new = f_in(A, B, lam, S)
         W_hat = damping * W_new + (1.0 - damping) * W_hat
         C_hat = damping * C_new + (1.0 - damping) * C_hat
@@ -191,7 +203,7 @@ def run_gamp(
         if observer is not None:
             observer(t + 1, dict(W=W, Z=Z, W_hat=W_hat, C_hat=C_hat, V=V, omega=omega, g_out=gout, dg=dg))
         M = W_hat @ W.T / d
-        y_hat = attention_output(np.einsum("ad,ntd->nat", W_hat, Xt) / sq, c)
+        y_hat = attention_output(_project(W_hat, Xt) / sq, c)
         rec["M"].append(M)
         rec["Q"].append(W_hat @ W_hat.T / d)
         rec["err"].append(float(np.mean(np.sum((y_test - y_hat) ** 2, axis=(1, 2)))))

@@ -55,7 +55,7 @@ def relative_weights(t):
 
 
 PARAMETRISATIONS = ("auto", "A", "A*")
-BACKENDS = ("numpy", "jax")
+BACKENDS = ("auto", "numpy", "jax")
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,11 @@ class QuadratureSettings:
     chunk_elems: samples are processed in chunks of about this many array elements (memory only, not the result).
     ridge_c: L = 2, parametrisation "A": below this skip strength the first-layer grid resolves the ridge of
         1/det A_c on z11 = z12 (:func:`~.channel_denoiser.ridge_grid`, n1d x 2 n1d nodes); 0 switches it off.
-    backend: "numpy" (cache-sized blocks; the faster on a CPU, ``benchmarks/p2_theory_bench.py depth3_grid``) or
-        "jax" (compiled, float64, :mod:`~.depth3_grid`) for the L = 3 grid of parametrisation "A"; the other cases
-        always run in NumPy.
+    backend: how the moments are evaluated (the same numbers to rounding): "numpy" everywhere (cache-sized
+        blocks), "jax" (compiled, float64: :mod:`~.l2_grid` for L = 2, :mod:`~.depth3_grid` for the L = 3 grid of
+        parametrisation "A"), or "auto" (default), the faster on a CPU for each case: the compiled L = 2 kernels for
+        calls of at least one compiled block of (sample, node) pairs (``benchmarks/p2_thresholds_speed.py``),
+        NumPy for smaller calls (no compilation) and for L = 3 (``benchmarks/p2_theory_bench.py depth3_grid``).
     workers: processes sharing the samples of one L = 3 call (the rule's threads; same result for any number).
     """
 
@@ -87,7 +89,7 @@ class QuadratureSettings:
     n_local: int = 16
     chunk_elems: int = 1_500_000
     ridge_c: float = 0.05
-    backend: str = "numpy"
+    backend: str = "auto"
     workers: int = 1
 
     def __post_init__(self):

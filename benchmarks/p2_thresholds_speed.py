@@ -1,0 +1,203 @@
+"""CPU time of the P2 phase-diagram and GAMP jobs, one checkout against another, and the change of their outputs.
+
+    python benchmarks/p2_thresholds_speed.py --old /path/to/old/checkout [--jobs thresholds,gamp_alpha,...]
+        [--reps 2] [--scale paper] [--data $SMATTN_DATA_MIRROR] [--slice]
+
+Each job is the workflow's script (scripts/<...>.py) run in its own process with the rule's parameters at --scale
+(explicit --params; the same config.yaml for both), once with the old checkout's src/ and scripts/ (--old, e.g. a
+copy of an earlier commit: ``git archive <commit> src scripts | tar -x -C DIR``) and once with this one's,
+alternating old, new, old, new, ... (--reps pairs).  Prints per job the CPU seconds (user + system of the child,
+start-up included) of every run, their medians, the paired ratios old / new and their median, and the largest
+change of any number in the outputs between the old and the new run of the first pair, next to the standard
+errors the outputs state (thresholds: alpha_last_se, alpha_first_se, ...; GAMP: the spread of the runs).
+--slice runs the phase-diagram read-off job (pd_hypotheses) at c = 1 only (its paper run reads off 9 + 5 skip
+strengths, about ten CPU-minutes per run).  The numbers are the CPU's and the machine's load at the time; set the
+thread variables (OMP_NUM_THREADS=1, XLA_FLAGS=...) as the workflow's jobs get them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from smattn.config import load_schema, resolve_params  # noqa: E402
+
+
+def _jobs(P2T, P2D, data, sliced):
+    spoc = Path(data) / "reference" / "spoc"
+    thr = dict(
+        n_k=P2T["pd_n_k"], last_se_target=P2T["pd_last_se_target"], n_first=P2T["pd_n_first"],
+        qmc_sets=P2T["pd_qmc_sets"], q_points=P2T["pd_q_points"], literal_samples=P2T["pd_literal_samples"],
+        n1d=P2T["n1d"], v_reg=P2T["pd_v_reg"], q_max=P2T["pd_q_max"], seed=P2T["seed"],
+    )  # fmt: skip
+    gamp = dict(
+        d=P2T["gamp_sweep_d"], runs=P2T["gamp_sweep_runs"], iters=P2T["gamp_sweep_iterations"],
+        damping=P2T["gamp_sweep_damping"], onsager=P2T["gamp_sweep_onsager"], n1d=P2T["gamp_sweep_n1d"],
+        skip_c=P2T["skip_c"], v_reg=P2T["v_reg"], data_noise=P2T["v_reg"], seed=P2T["seed"],
+    )  # fmt: skip
+    hyp = dict(
+        skips=[1.0] if sliced else P2T["pd_hyp_skips"], n_samples=P2T["pd_hyp_samples"],
+        iterations=P2T["pd_hyp_iterations"], alpha_step=P2T["pd_hyp_alpha_step"], alpha_max=P2T["pd_hyp_alpha_max"],
+        authors_skips=[1.0] if sliced else P2T["pd_hyp_authors_skips"],
+        authors_alpha_step=P2T["pd_hyp_authors_alpha_step"], level=P2T["pd_hyp_level"], v_reg=P2T["v_reg"],
+        n1d=P2T["pd_hyp_n1d"], seed=P2T["seed"],
+    )  # fmt: skip
+    stab = dict(
+        skip_c=P2T["skip_c"], n_samples=P2T["fs_n_samples"], qmc_sets=P2T["pd_qmc_sets"],
+        alpha_bracket=P2T["fs_alpha_bracket"], start=P2T["fs_start"], level=P2T["pd_hyp_level"],
+        damping=P2T["se_damping"], v_reg=P2T["pd_v_reg"], n1d=P2T["n1d"], seed=P2T["seed"],
+    )  # fmt: skip
+    run = dict(
+        d=P2D["gamp_iter_d"], alpha=P2D["gamp_iter_alpha"], iterations=P2D["gamp_iter_steps"],
+        runs=P2D["gamp_iter_runs"], seed=P2D["gamp_iter_seed"], damping=P2D["gamp_iter_damping"],
+        onsager=P2D["gamp_iter_onsager"],
+    )  # fmt: skip
+    growth = dict(
+        d=P2D["gamp_growth_d"], alpha=P2D["gamp_iter_alpha"], seeds=P2D["gamp_growth_seeds"],
+        iterations=P2D["gamp_growth_iterations"], m1=P2D["gamp_growth_m1"], q22=P2D["gamp_growth_q22"],
+        se_samples=P2D["gamp_growth_se_samples"], seed=P2D["gamp_iter_seed"], damping=P2D["gamp_iter_damping"],
+        onsager=P2D["gamp_iter_onsager"],
+    )  # fmt: skip
+    return {
+        "thresholds": ("p2_theory_thresholds.py", thr, {"c": "1.0"}, {}, {"json": "out.json"}),
+        "thresholds_c0.1": ("p2_theory_thresholds.py", thr, {"c": "0.1"}, {}, {"json": "out.json"}),
+        "gamp_alpha": ("p2_theory_gamp.py", gamp, {"alpha": "1.2"}, {}, {"npz": "out.npz"}),
+        "pd_hypotheses": ("p2_theory_pd_hypotheses.py", hyp, {}, {}, {"json": "out.json"}),
+        "first_layer_stability": (
+            "p2_theory_first_layer_stability.py",
+            stab,
+            {},
+            {"ref_critical": spoc / "alpha_critical.csv", "ref_bo": spoc / "BO_2w.csv"},
+            {"json": "out.json"},
+        ),
+        "gamp_run": ("p2_dynamics_gamp.py", run, {"run": "0"}, {}, {"run": "out.npz"}),
+        "gamp_growth": ("p2_dynamics_gamp_growth.py", growth, {}, {}, {"csv": "out.csv", "metrics": "m.json"}),
+    }
+
+
+def _run(checkout: Path, job, workdir: Path) -> float:
+    """CPU seconds (user + system) of one run of the job's script from `checkout`; outputs go to workdir."""
+    script, params, wildcards, inputs, outputs = job
+    cmd = [sys.executable, str(checkout / "scripts" / script), "--params", json.dumps(params)]
+    # one flag per kind, followed by all its NAME=VALUE pairs (the harness's nargs="*" keeps the last flag only)
+    for flag, pairs in (("--wildcards", wildcards), ("--input", inputs)):
+        cmd += [flag, *(f"{k}={v}" for k, v in pairs.items())] if pairs else []
+    cmd += ["--output", *(f"{k}={workdir / v}" for k, v in outputs.items())]
+    env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
+    with open(workdir / "log.txt", "w") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=checkout)
+        _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"{script} failed ({status}); log: {workdir / 'log.txt'}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def _leaves(obj, prefix=""):
+    """Numeric leaves of a JSON-like object as {path: float array}."""
+    if isinstance(obj, dict):
+        return {k: v for key, val in obj.items() for k, v in _leaves(val, f"{prefix}{key}.").items()}
+    if isinstance(obj, list) and obj and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj):
+        return {prefix[:-1]: np.asarray(obj, dtype=float)}
+    if isinstance(obj, list):
+        return {k: v for i, val in enumerate(obj) for k, v in _leaves(val, f"{prefix}{i}.").items()}
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        return {prefix[:-1]: np.asarray(float(obj))}
+    return {}
+
+
+def _numbers(path: Path) -> dict:
+    if path.suffix == ".json":
+        return _leaves(json.loads(path.read_text()))
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k].astype(float) for k in z.files if z[k].dtype.kind in "fiu"}
+    if path.suffix == ".csv":
+        a = np.genfromtxt(path, delimiter=",", names=True)
+        return {k: np.asarray(a[k], dtype=float) for k in a.dtype.names}
+    return {}
+
+
+SKIP = ("time_s", "wall_s", "time")  # run times, not results
+
+
+def _compare(old_dir: Path, new_dir: Path, outputs: dict) -> None:
+    for name in outputs.values():
+        a, b = _numbers(old_dir / name), _numbers(new_dir / name)
+        worst, rows = 0.0, []
+        for k in sorted(set(a) & set(b)):
+            if any(k.endswith(s) or k.startswith(s) for s in SKIP) or a[k].shape != b[k].shape:
+                continue
+            d = np.abs(a[k] - b[k])
+            same_nan = np.isnan(a[k]) & np.isnan(b[k])
+            if np.any(np.isnan(d) & ~same_nan):
+                rows.append((np.inf, k, "nan in one run only"))
+                continue
+            dmax = float(np.max(np.where(same_nan, 0.0, d), initial=0.0))
+            scale = float(np.max(np.abs(a[k]), initial=0.0))
+            se = a.get(k + "_se")
+            note = f"|diff| / se = {dmax / float(np.max(se)):.1e}" if se is not None and np.max(se) > 0 else ""
+            rows.append((dmax, k, f"rel {dmax / scale:.1e} {note}" if scale > 0 else note))
+            worst = max(worst, dmax)
+        missing = sorted(set(a) ^ set(b))
+        print(f"  {name}: {len(rows)} numeric entries compared, max |old - new| = {worst:.3e}")
+        for dmax, k, note in sorted(rows, reverse=True)[:6]:
+            print(f"    {k}: {dmax:.3e} {note}")
+        for k in ("alpha_last", "alpha_first", "alpha_first_noiseless", "alpha_first_literal", "alpha"):
+            if k in a and k + "_se" in a and k in b:
+                print(f"    {k}: old {float(a[k]):.6f} new {float(b[k]):.6f} (stated se {float(a[k + '_se']):.6f})")
+        if "M" in a and a["M"].ndim >= 3 and "M" in b:
+            spread = np.std(a["M"][..., -1, :, :], axis=0, ddof=1) if a["M"].ndim == 4 else None
+            d = np.max(np.abs(a["M"] - b["M"]))
+            msg = f", spread of the runs' final M {np.max(spread):.3e}" if spread is not None else ""
+            print(f"    M (all runs, iterations): max |old - new| = {d:.3e}{msg}")
+        if missing:
+            print(f"    entries in one output only: {missing[:8]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--old", type=Path, required=True, help="checkout (src/, scripts/) of the code to compare with")
+    ap.add_argument("--jobs", default="thresholds,gamp_alpha,gamp_run")
+    ap.add_argument("--reps", type=int, default=2, help="old/new pairs per job")
+    ap.add_argument("--scale", default="paper")
+    ap.add_argument("--data", default=os.environ.get("SMATTN_DATA_MIRROR", str(ROOT / "data")))
+    ap.add_argument("--slice", action="store_true", help="pd_hypotheses at c = 1 only")
+    ns = ap.parse_args()
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    P = resolve_params(config, load_schema(ROOT / "schemas" / "config.schema.yaml"), ns.scale)
+    jobs = _jobs(P["p2_theory"], P["p2_dynamics"], ns.data, ns.slice)
+    print(f"scale {ns.scale}; old {ns.old}; new {ROOT}; {ns.reps} old/new pairs per job, alternating")
+    with tempfile.TemporaryDirectory(prefix="p2_speed_") as tmp:
+        for name in ns.jobs.split(","):
+            job = jobs[name]
+            times = {"old": [], "new": []}
+            for r in range(ns.reps):
+                for which, checkout in (("old", ns.old.resolve()), ("new", ROOT)):
+                    wd = Path(tmp) / name / f"{which}{r}"
+                    wd.mkdir(parents=True)
+                    times[which].append(_run(checkout, job, wd))
+                    print(f"  {name} {which} run {r}: {times[which][-1]:.1f} CPU-s", flush=True)
+            ratios = [o / n for o, n in zip(times["old"], times["new"], strict=True)]
+            mo, mn = statistics.median(times["old"]), statistics.median(times["new"])
+            print(
+                f"{name}: old {mo:.1f} CPU-s -> new {mn:.1f} CPU-s (medians); paired ratios old/new "
+                f"{', '.join(f'{x:.2f}' for x in ratios)}, median {statistics.median(ratios):.2f}",
+                flush=True,
+            )
+            _compare(Path(tmp) / name / "old0", Path(tmp) / name / "new0", job[4])
+
+
+if __name__ == "__main__":
+    main()
