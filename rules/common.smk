@@ -218,3 +218,21 @@ def p1h_chains(wildcards):
     """NUTS chains of the preset at width N (its own entry, else "default"; smattn.p1.sampler.settings_for_width)."""
     table = group_params("p1_hmc")["nuts_presets"][group_params("p1_hmc")["nuts_preset"]]
     return int(table.get(str(wildcards.N), table.get("default"))["chains"])
+
+
+def p2d_sweep_main_runs(wildcards):
+    """The main TREC runs a sweep configuration takes its runs from: the first trec_sweep_reps repetitions when the
+    configuration is the main runs' (the same init std and AdamW rule; the same seeds), else none. The script uses
+    them only when its runs are whole trainings (trec_sweep_steps at least trec_epochs epochs), which are then the
+    same trainings, and trains otherwise."""
+    p = group_params("p2_dynamics")
+    same = wildcards.opt == p["trec_optimizer"] and float(wildcards.init) == float(p["trec_attn_init_std"])
+    if not same or p["trec_sweep_reps"] > p["trec_repetitions"]:
+        return []
+    return expand("results/p2_dynamics/trec/rep{rep}.npz", rep=range(p["trec_sweep_reps"]))
+
+
+def p1i_priority(wildcards):
+    """Priority of an image-task job of one model: the sampled model's chain train -> export -> theory -> NUTS is the
+    run's critical path, so its jobs go before the other models' (a priority does not pass to a job's inputs)."""
+    return 60 if wildcards.model == P1I_SAMPLED_MODEL else 50

@@ -23,14 +23,8 @@ P1I_IDX = {
 
 # NUTS outputs of one model at every sampled width
 p1i_samples = lambda model: [f"results/p1_images/{model}/samples_N{int(n)}.json" for n in P1I["sampled_widths"]]
-# the model the NUTS jobs sample (Fig. 3b, c)
+# the model the NUTS jobs sample (Fig. 3b, c; its chain's priority: p1i_priority in common.smk)
 P1I_SAMPLED_MODEL = "L2H4"
-
-
-def p1i_priority(wildcards):
-    """Priority of a job of one model: its chain train -> export -> theory -> NUTS is the run's critical path when the
-    model is sampled, so those jobs go before the other models' (a priority does not pass to a job's inputs)."""
-    return 60 if wildcards.model == P1I_SAMPLED_MODEL else 50
 
 
 rule p1_images_prepare:

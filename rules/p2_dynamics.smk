@@ -14,17 +14,6 @@ P2D_SWEEP = dict(
 )
 
 
-def p2d_sweep_main_runs(wildcards):
-    """The main TREC runs a sweep configuration takes its runs from: the first trec_sweep_reps repetitions when the
-    configuration is the main runs' (the same init std and AdamW rule; the same seeds), else none. The script uses
-    them only when its runs are whole trainings (trec_sweep_steps at least trec_epochs epochs), which are then the
-    same trainings, and trains otherwise."""
-    same = wildcards.opt == P2D["trec_optimizer"] and float(wildcards.init) == float(P2D["trec_attn_init_std"])
-    if not same or P2D["trec_sweep_reps"] > P2D["trec_repetitions"]:
-        return []
-    return expand("results/p2_dynamics/trec/rep{rep}.npz", rep=range(P2D["trec_sweep_reps"]))
-
-
 rule p2_gamp_run:
     """One GAMP run (own teacher, data and initialisation) recording M^t and Q^t per iteration."""
     output:
