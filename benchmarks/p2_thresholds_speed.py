@@ -4,15 +4,15 @@
         [--reps 2] [--scale paper] [--data $SMATTN_DATA_MIRROR] [--slice]
 
 Each job is the workflow's script (scripts/<...>.py) run in its own process with the rule's parameters at --scale
-(explicit --params; the same config.yaml for both), once with the old checkout's src/ and scripts/ (--old, e.g. a
-copy of an earlier commit: ``git archive <commit> src scripts | tar -x -C DIR``) and once with this one's,
-alternating old, new, old, new, ... (--reps pairs).  Prints per job the CPU seconds (user + system of the child,
-start-up included) of every run, their medians, the paired ratios old / new and their median, and the largest
-change of any number in the outputs between the old and the new run of the first pair, next to the standard
-errors the outputs state (thresholds: alpha_last_se, alpha_first_se, ...; GAMP: the spread of the runs).
---slice runs the phase-diagram read-off job (pd_hypotheses) at c = 1 only (its paper run reads off 9 + 5 skip
-strengths, about ten CPU-minutes per run).  The numbers are the CPU's and the machine's load at the time; set the
-thread variables (OMP_NUM_THREADS=1, XLA_FLAGS=...) as the workflow's jobs get them.
+(built by this checkout's Snakefile, given to both as explicit --params), once with the old checkout's src/ and
+scripts/ (--old, e.g. a copy of an earlier commit: ``git archive <commit> src scripts | tar -x -C DIR``) and once
+with this one's, alternating old, new, old, new, ... (--reps pairs). Prints per job the CPU seconds (user + system
+of the child, start-up included) of every run, their medians, the paired ratios old / new and their median, and the
+largest change of any number in the outputs between the old and the new run of the first pair, next to the standard
+errors the outputs state (thresholds: alpha_last_se, alpha_first_se, ...; GAMP: the spread of the runs). --slice
+runs the phase-diagram read-off job (pd_hypotheses) at c = 1 only (its paper run reads off 9 + 5 skip strengths,
+about ten CPU-minutes per run). The numbers are the CPU's and the machine's load at the time; set the thread
+variables (OMP_NUM_THREADS=1, XLA_FLAGS=...) as the workflow's jobs get them.
 """
 
 from __future__ import annotations
@@ -27,64 +27,44 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from smattn.config import load_schema, resolve_params  # noqa: E402
+
+# job name -> (script, rule, wildcards, outputs of the run)
+JOBS = {
+    "thresholds": ("p2_theory_thresholds.py", "p2_thresholds_c", {"c": "1"}, {"json": "out.json"}),
+    "thresholds_c0.1": ("p2_theory_thresholds.py", "p2_thresholds_c", {"c": "0.1"}, {"json": "out.json"}),
+    "gamp_alpha": ("p2_theory_gamp.py", "p2_gamp_alpha", {"alpha": "1.2"}, {"npz": "out.npz"}),
+    "pd_hypotheses": ("p2_theory_pd_hypotheses.py", "p2_pd_hypotheses", {}, {"json": "out.json"}),
+    "first_layer_stability": (
+        "p2_theory_first_layer_stability.py",
+        "p2_first_layer_stability",
+        {},
+        {"json": "out.json"},
+    ),
+    "gamp_run": ("p2_dynamics_gamp.py", "p2_gamp_run", {"run": "0"}, {"run": "out.npz"}),
+    "gamp_growth": ("p2_dynamics_gamp_growth.py", "p2_gamp_growth", {}, {"csv": "out.csv", "metrics": "m.json"}),
+}
 
 
-def _jobs(P2T, P2D, data, sliced):
+def _job(name: str, scale: str, data: str, sliced: bool):
+    """(script, params, wildcards, inputs, outputs) of job ``name``: the params as this checkout's Snakefile builds
+    them at ``scale`` (smattn.scriptio.job_from_workflow), given to both checkouts; raw inputs from the data mirror."""
+    from smattn.scriptio import job_from_workflow
+
+    script, rule, wildcards, outputs = JOBS[name]
+    params = vars(job_from_workflow(rule, wildcards, [f"scale={scale}"], ROOT / "Snakefile").params)
+    if sliced and rule == "p2_pd_hypotheses":
+        params = {**params, "skips": [1.0], "authors_skips": [1.0]}
     spoc = Path(data) / "reference" / "spoc"
-    thr = dict(
-        n_k=P2T["pd_n_k"], last_se_target=P2T["pd_last_se_target"], n_first=P2T["pd_n_first"],
-        qmc_sets=P2T["pd_qmc_sets"], q_points=P2T["pd_q_points"], literal_samples=P2T["pd_literal_samples"],
-        n1d=P2T["n1d"], v_reg=P2T["pd_v_reg"], q_max=P2T["pd_q_max"], seed=P2T["seed"],
-    )  # fmt: skip
-    gamp = dict(
-        d=P2T["gamp_sweep_d"], runs=P2T["gamp_sweep_runs"], iters=P2T["gamp_sweep_iterations"],
-        damping=P2T["gamp_sweep_damping"], onsager=P2T["gamp_sweep_onsager"], n1d=P2T["gamp_sweep_n1d"],
-        skip_c=P2T["skip_c"], v_reg=P2T["v_reg"], data_noise=P2T["v_reg"], seed=P2T["seed"],
-    )  # fmt: skip
-    hyp = dict(
-        skips=[1.0] if sliced else P2T["pd_hyp_skips"], n_samples=P2T["pd_hyp_samples"],
-        iterations=P2T["pd_hyp_iterations"], alpha_step=P2T["pd_hyp_alpha_step"], alpha_max=P2T["pd_hyp_alpha_max"],
-        authors_skips=[1.0] if sliced else P2T["pd_hyp_authors_skips"],
-        authors_alpha_step=P2T["pd_hyp_authors_alpha_step"], level=P2T["pd_hyp_level"], v_reg=P2T["v_reg"],
-        n1d=P2T["pd_hyp_n1d"], seed=P2T["seed"],
-    )  # fmt: skip
-    stab = dict(
-        skip_c=P2T["skip_c"], n_samples=P2T["fs_n_samples"], qmc_sets=P2T["pd_qmc_sets"],
-        alpha_bracket=P2T["fs_alpha_bracket"], start=P2T["fs_start"], level=P2T["pd_hyp_level"],
-        damping=P2T["se_damping"], v_reg=P2T["pd_v_reg"], n1d=P2T["n1d"], seed=P2T["seed"],
-    )  # fmt: skip
-    run = dict(
-        d=P2D["gamp_iter_d"], alpha=P2D["gamp_iter_alpha"], iterations=P2D["gamp_iter_steps"],
-        runs=P2D["gamp_iter_runs"], seed=P2D["gamp_iter_seed"], damping=P2D["gamp_iter_damping"],
-        onsager=P2D["gamp_iter_onsager"],
-    )  # fmt: skip
-    growth = dict(
-        d=P2D["gamp_growth_d"], alpha=P2D["gamp_iter_alpha"], seeds=P2D["gamp_growth_seeds"],
-        iterations=P2D["gamp_growth_iterations"], m1=P2D["gamp_growth_m1"], q22=P2D["gamp_growth_q22"],
-        se_samples=P2D["gamp_growth_se_samples"], seed=P2D["gamp_iter_seed"], damping=P2D["gamp_iter_damping"],
-        onsager=P2D["gamp_iter_onsager"],
-    )  # fmt: skip
-    return {
-        "thresholds": ("p2_theory_thresholds.py", thr, {"c": "1.0"}, {}, {"json": "out.json"}),
-        "thresholds_c0.1": ("p2_theory_thresholds.py", thr, {"c": "0.1"}, {}, {"json": "out.json"}),
-        "gamp_alpha": ("p2_theory_gamp.py", gamp, {"alpha": "1.2"}, {}, {"npz": "out.npz"}),
-        "pd_hypotheses": ("p2_theory_pd_hypotheses.py", hyp, {}, {}, {"json": "out.json"}),
-        "first_layer_stability": (
-            "p2_theory_first_layer_stability.py",
-            stab,
-            {},
-            {"ref_critical": spoc / "alpha_critical.csv", "ref_bo": spoc / "BO_2w.csv"},
-            {"json": "out.json"},
-        ),
-        "gamp_run": ("p2_dynamics_gamp.py", run, {"run": "0"}, {}, {"run": "out.npz"}),
-        "gamp_growth": ("p2_dynamics_gamp_growth.py", growth, {}, {}, {"csv": "out.csv", "metrics": "m.json"}),
-    }
+    inputs = (
+        {"ref_critical": spoc / "alpha_critical.csv", "ref_bo": spoc / "BO_2w.csv"}
+        if name == "first_layer_stability"
+        else {}
+    )
+    return script, params, wildcards, inputs, outputs
 
 
 def _run(checkout: Path, job, workdir: Path) -> float:
@@ -175,13 +155,10 @@ def main():
     ap.add_argument("--data", default=os.environ.get("SMATTN_DATA_MIRROR", str(ROOT / "data")))
     ap.add_argument("--slice", action="store_true", help="pd_hypotheses at c = 1 only")
     ns = ap.parse_args()
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    P = resolve_params(config, load_schema(ROOT / "schemas" / "config.schema.yaml"), ns.scale)
-    jobs = _jobs(P["p2_theory"], P["p2_dynamics"], ns.data, ns.slice)
     print(f"scale {ns.scale}; old {ns.old}; new {ROOT}; {ns.reps} old/new pairs per job, alternating")
     with tempfile.TemporaryDirectory(prefix="p2_speed_") as tmp:
         for name in ns.jobs.split(","):
-            job = jobs[name]
+            job = _job(name, ns.scale, ns.data, ns.slice)
             times = {"old": [], "new": []}
             for r in range(ns.reps):
                 for which, checkout in (("old", ns.old.resolve()), ("new", ROOT)):
