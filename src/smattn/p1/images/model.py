@@ -97,17 +97,37 @@ class AttentionPathsTransformer(nn.Module):
         self.head_mask = mask.to(self.head_mask.device)
 
     # -- forward ------------------------------------------------------------------------------------------------
+    def _value_weight(self, l: int) -> torch.Tensor:
+        """W_V of layer l with each head's rows times m_{l,h} c_l (head mask, 1/sqrt(kept heads)): [H N, N]."""
+        H, N = self.n_heads, self.width
+        factor = self.head_mask[l] * self.head_mask[l].sum().rsqrt()
+        return (self.value[l].weight.view(H, N, N) * factor.view(H, 1, 1)).view(H * N, N)
+
+    def _x0_products(self, x0: torch.Tensor, fold: bool) -> tuple[list, torch.Tensor]:
+        """Everything that reads the bare input, as one product with x0 (one cast of x0 under autocast): per layer
+        the pair (queries already divided by sqrt(G), keys), each [B, T, H, G]; then with ``fold`` the layer-1
+        values (c_1 m_1 W_V^(1) W_in) x_0, [B, T, H N], else z^(0) = W_in x_0, [B, T, N]. The pieces are cut with
+        ``unbind`` (its backward is one stack; a slice per piece would add a zero-filled full-size gradient each)."""
+        B, T, _ = x0.shape
+        L, H, G = self.n_layers, self.n_heads, self.qk_dim
+        weights = [self.query[l].weight / math.sqrt(G) for l in range(L)] + [self.key[l].weight for l in range(L)]
+        weights.append(self._value_weight(0) @ self.input_proj.weight if fold else self.input_proj.weight)
+        out = F.linear(x0, torch.cat(weights))
+        qk, rest = out.split([2 * L * H * G, out.shape[-1] - 2 * L * H * G], dim=-1)
+        q, k = (t.unbind(2) for t in qk.reshape(B, T, 2, L, H, G).unbind(2))
+        return list(zip(q, k, strict=True)), rest
+
+    @staticmethod
+    def _attention_tq(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Attention of one layer from q, k [B, T, H, G], laid out [B, H, T(query), T(key)]: rows (over keys) sum
+        to 1. The softmax runs over the last, contiguous axis; ``attention`` returns the transpose."""
+        q, k = q.transpose(1, 2), k.transpose(1, 2)  # [B, H, T, G]
+        return torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1)
+
     def attention(self, x0: torch.Tensor) -> list[torch.Tensor]:
         """Attention matrices of every layer, [B, H, T(key), T(query)], columns (over keys) summing to 1."""
-        B, T, _ = x0.shape
-        H, G = self.n_heads, self.qk_dim
-        out = []
-        for l in range(self.n_layers):
-            q = self.query[l](x0).view(B, T, H, G).transpose(1, 2)  # [B, H, T, G]
-            k = self.key[l](x0).view(B, T, H, G).transpose(1, 2)
-            logits = torch.einsum("bhsg,bhtg->bhst", k, q) / math.sqrt(G)
-            out.append(torch.softmax(logits, dim=2))
-        return out
+        qk, _ = self._x0_products(x0, fold=False)
+        return [self._attention_tq(q, k).transpose(2, 3) for q, k in qk]
 
     def forward(self, x0: torch.Tensor) -> torch.Tensor:
         if x0.dim() != 3 or x0.shape[-1] != self.token_dim:
@@ -115,17 +135,13 @@ class AttentionPathsTransformer(nn.Module):
         B, T, _ = x0.shape
         H, N = self.n_heads, self.width
         fold = self.fold_input if self.fold_input is not None else fold_pays(H, N, self.token_dim, B * T)
-        z = None if fold else self.input_proj(x0)  # [B, T, N]
-        attn = self.attention(x0)
+        qk, first = self._x0_products(x0, fold)
+        z = first  # z^(0) [B, T, N], or with the fold the layer-1 values
         for l in range(self.n_layers):
-            mask = self.head_mask[l]
-            scale = mask.sum().rsqrt()
-            if l == 0 and fold:  # (W_V W_in) x_0 = W_V z^(0): [H N, D] weights, D-wide product per token
-                v = F.linear(x0, self.value[0].weight @ self.input_proj.weight).view(B, T, H, N)
-            else:
-                v = self.value[l](z).view(B, T, H, N)  # W_V,h z_s for every head: [B, T(key), H, N]
-            a = attn[l] * (mask * scale).view(1, H, 1, 1)
-            z = torch.einsum("bhst,bshm->btm", a, v)  # [B, T(query), N]
+            # c_l m_{l,h} W_V,h z_s for every head: [B, T(key), H, N]
+            v = first if l == 0 and fold else F.linear(z, self._value_weight(l))
+            a = self._attention_tq(*qk[l])  # [B, H, T(query), T(key)]
+            z = torch.einsum("bhts,bshm->btm", a, v.view(B, T, H, N))  # [B, T(query), N]
         return self.readout(z.mean(dim=1)).squeeze(-1)
 
     # -- exports ------------------------------------------------------------------------------------------------
