@@ -12,6 +12,7 @@ of both and the paired ratio after / before per round with its median.
 The same processes also evaluate, in float64 at the model's initial weights, the output on a fixed batch and the
 gradient of the squared output: the printed largest relative difference between the two libraries says whether the
 change kept the network's function (differences at the level of float64 rounding, ~1e-15, when it did).
+``--precision`` times another training precision than the job's (both libraries).
 
     PYTHONPATH=src .venv/bin/python benchmarks/p1_images_train_speed.py --before-src /tmp/base/src --repeats 3
 """
@@ -37,7 +38,8 @@ def child(a) -> None:
     from smattn.p1.images.training import TrainConfig, TrainStep, build_model, make_optimizer
 
     torch.set_num_threads(1)
-    cfg = TrainConfig.from_params(json.loads(Path(a.params).read_text()))
+    overrides = {"precision": a.precision} if a.precision else {}
+    cfg = TrainConfig.from_params(json.loads(Path(a.params).read_text()), **overrides)
     dev = torch.device("cpu")
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(cfg.batch, 48, 192, generator=gen)
@@ -74,12 +76,13 @@ def job_params(model: str, path: str) -> None:
     Path(path).write_text(json.dumps(params))
 
 
-def run(src: Path, params: str, steps: int, out: str) -> dict:
+def run(src: Path, params: str, steps: int, out: str, precision: str | None) -> dict:
     code = (
         f"import sys; sys.path.insert(0, {str(src)!r}); sys.path.insert(0, {str(REPO / 'benchmarks')!r}); "
         "import p1_images_train_speed as b; b.child(b.parse().parse_args(sys.argv[1:]))"
     )
     cmd = [sys.executable, "-c", code, "--child", "--params", params, "--steps", str(steps), "--out", out]
+    cmd += ["--precision", precision] if precision else []
     subprocess.run(cmd, check=True, cwd=REPO)
     return json.loads(Path(out).read_text())
 
@@ -90,6 +93,7 @@ def parse() -> argparse.ArgumentParser:
     ap.add_argument("--models", default="L2H4,L3H3,L2H8")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--precision", help="train at this precision instead of the job's (fp32, bf16, fp16)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--params", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -114,7 +118,7 @@ def main() -> None:
             for r in range(a.repeats):
                 for label, src in (("before", before_src), ("after", after_src)):
                     out = f"{tmp}/{model}_{label}_{r}"
-                    res = run(src, params, a.steps, out)
+                    res = run(src, params, a.steps, out, a.precision)
                     runs[label].append(res["ms_per_step"])
                     print(
                         f"  {model} round {r} {label}: {res['ms_per_step']:.1f} ms/step ({res['precision']})",
