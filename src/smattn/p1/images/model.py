@@ -103,19 +103,22 @@ class AttentionPathsTransformer(nn.Module):
         factor = self.head_mask[l] * self.head_mask[l].sum().rsqrt()
         return (self.value[l].weight.view(H, N, N) * factor.view(H, 1, 1)).view(H * N, N)
 
-    def _x0_products(self, x0: torch.Tensor, fold: bool) -> tuple[list, torch.Tensor]:
+    def _x0_products(self, x0: torch.Tensor, fold: bool | None) -> tuple[list, torch.Tensor | None]:
         """Everything that reads the bare input, as one product with x0 (one cast of x0 under autocast): per layer
-        the pair (queries already divided by sqrt(G), keys), each [B, T, H, G]; then with ``fold`` the layer-1
-        values (c_1 m_1 W_V^(1) W_in) x_0, [B, T, H N], else z^(0) = W_in x_0, [B, T, N]. The pieces are cut with
-        ``unbind`` (its backward is one stack; a slice per piece would add a zero-filled full-size gradient each)."""
+        the pair (queries already divided by sqrt(G), keys), each [B, T, H, G]; then with ``fold`` True the layer-1
+        values (c_1 m_1 W_V^(1) W_in) x_0, [B, T, H N], with False z^(0) = W_in x_0, [B, T, N], with None nothing
+        (the attention alone). The pieces are cut with ``unbind`` (its backward is one stack; a slice per piece
+        would add a zero-filled full-size gradient each)."""
         B, T, _ = x0.shape
         L, H, G = self.n_layers, self.n_heads, self.qk_dim
         weights = [self.query[l].weight / math.sqrt(G) for l in range(L)] + [self.key[l].weight for l in range(L)]
-        weights.append(self._value_weight(0) @ self.input_proj.weight if fold else self.input_proj.weight)
+        if fold is not None:
+            weights.append(self._value_weight(0) @ self.input_proj.weight if fold else self.input_proj.weight)
         out = F.linear(x0, torch.cat(weights))
-        qk, rest = out.split([2 * L * H * G, out.shape[-1] - 2 * L * H * G], dim=-1)
+        n_qk = 2 * L * H * G
+        qk, first = (out, None) if fold is None else out.split([n_qk, out.shape[-1] - n_qk], dim=-1)
         q, k = (t.unbind(2) for t in qk.reshape(B, T, 2, L, H, G).unbind(2))
-        return list(zip(q, k, strict=True)), rest
+        return list(zip(q, k, strict=True)), first
 
     @staticmethod
     def _attention_tq(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -126,7 +129,7 @@ class AttentionPathsTransformer(nn.Module):
 
     def attention(self, x0: torch.Tensor) -> list[torch.Tensor]:
         """Attention matrices of every layer, [B, H, T(key), T(query)], columns (over keys) summing to 1."""
-        qk, _ = self._x0_products(x0, fold=False)
+        qk, _ = self._x0_products(x0, fold=None)
         return [self._attention_tq(q, k).transpose(2, 3) for q, k in qk]
 
     def forward(self, x0: torch.Tensor) -> torch.Tensor:
@@ -136,7 +139,7 @@ class AttentionPathsTransformer(nn.Module):
         H, N = self.n_heads, self.width
         fold = self.fold_input if self.fold_input is not None else fold_pays(H, N, self.token_dim, B * T)
         qk, first = self._x0_products(x0, fold)
-        z = first  # z^(0) [B, T, N], or with the fold the layer-1 values
+        z = None if fold else first  # z^(0): [B, T, N]
         for l in range(self.n_layers):
             # c_l m_{l,h} W_V,h z_s for every head: [B, T(key), H, N]
             v = first if l == 0 and fold else F.linear(z, self._value_weight(l))
