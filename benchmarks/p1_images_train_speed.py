@@ -12,7 +12,8 @@ of both and the paired ratio after / before per round with its median.
 The same processes also evaluate, in float64 at the model's initial weights, the output on a fixed batch and the
 gradient of the squared output: the printed largest relative difference between the two libraries says whether the
 change kept the network's function (differences at the level of float64 rounding, ~1e-15, when it did).
-``--precision`` times another training precision than the job's (both libraries).
+``--precision`` times another training precision than the job's (both libraries); the job's ``auto`` is resolved
+for this machine's CPU (``smattn.p1.images.training.resolve_precision``).
 
     PYTHONPATH=src .venv/bin/python benchmarks/p1_images_train_speed.py --before-src /tmp/base/src --repeats 3
 """
@@ -73,6 +74,12 @@ def job_params(model: str, path: str) -> None:
     from smattn.scriptio import job_from_workflow
 
     params = vars(job_from_workflow("p1_images_train", {"model": model}, ["scale=laptop"], REPO / "Snakefile").params)
+    if params["precision"] == "auto":  # resolved here, as the job resolves it, so both libraries train alike
+        import torch
+
+        from smattn.p1.images.training import resolve_precision
+
+        params["precision"] = resolve_precision("auto", torch.device("cpu"))
     Path(path).write_text(json.dumps(params))
 
 

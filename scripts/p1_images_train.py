@@ -24,16 +24,21 @@ def main(io):
     from smattn.p1.images.datasets import load_store
     from smattn.p1.images.export import sequence_context, validation_tasks
     from smattn.p1.images.tasks import TaskSampler
-    from smattn.p1.images.training import TrainConfig, state_key, train
+    from smattn.p1.images.training import TrainConfig, resolve_precision, state_key, train
 
     p = io.params
-    cfg = TrainConfig.from_params(p)
     device = torch_device()
-    print(f"device {device}; config {json.dumps(cfg.__dict__)}; total steps {cfg.total_steps}", flush=True)
+    # "auto": bf16 where the device has bfloat16 instructions, else fp32 (the state key and summary hold the result)
+    cfg = TrainConfig.from_params(p, precision=resolve_precision(p.precision, device))
+    print(
+        f"device {device}; precision {p.precision} -> {cfg.precision}; config {json.dumps(cfg.__dict__)}; "
+        f"total steps {cfg.total_steps}",
+        flush=True,
+    )
     if device.type == "cpu" and cfg.precision == "fp16":
         print(
             "warning: fp16 autocast on a CPU is emulated (several times slower than fp32); set "
-            "p1_images.gd_precision to fp32 or bf16 for a CPU run",
+            "p1_images.gd_precision to fp32 or auto for a CPU run",
             flush=True,
         )
     store = load_store(io.input.store)

@@ -378,3 +378,36 @@ def test_from_params_reads_every_field_once():
     defaults = {k: v for k, v in fields.items() if k not in ("value_init_gain", "lr_schedule", "warmup_steps")}
     cfg = TrainConfig.from_params(defaults)
     assert (cfg.value_init_gain, cfg.lr_schedule, cfg.warmup_steps) == (1.0, "constant", 0)
+
+
+def _cpuinfo_flags() -> set[str] | None:
+    """The CPU flags the Linux kernel reports (None where there is no /proc/cpuinfo)."""
+    path = Path("/proc/cpuinfo")
+    if not path.exists():
+        return None
+    for line in path.read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return None
+
+
+def test_auto_precision_is_bf16_exactly_where_the_cpu_has_bfloat16_instructions(monkeypatch):
+    """``auto`` resolves to bf16 on a CPU with AVX512-BF16 or AMX and to fp32 otherwise: checked against the kernel's
+    own CPU flags (an independent reading of the hardware) and, for both answers, with torch's probes replaced."""
+    from smattn.p1.images.training import native_bf16, resolve_precision
+
+    cpu = torch.device("cpu")
+    flags = _cpuinfo_flags()
+    if flags is not None and Path("/proc/cpuinfo").read_text().count("vendor_id"):  # x86 Linux
+        expected = bool(flags & {"avx512_bf16", "amx_tile", "amx_bf16"})
+        assert native_bf16(cpu) is expected
+        assert resolve_precision("auto", cpu) == ("bf16" if expected else "fp32")
+    for avx512_bf16, amx, want in ((True, False, "bf16"), (False, True, "bf16"), (False, False, "fp32")):
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda v=avx512_bf16: v)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda v=amx: v)
+        assert resolve_precision("auto", cpu) == want
+    assert native_bf16(torch.device("meta")) is False
+    for fixed in ("fp32", "tf32", "bf16", "fp16"):  # a fixed precision is kept whatever the hardware
+        assert resolve_precision(fixed, cpu) == fixed
+    with pytest.raises(ValueError, match="precision"):
+        resolve_precision("bf8", cpu)

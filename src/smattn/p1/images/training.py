@@ -24,7 +24,9 @@ written (a non-finite loss stops training with ``FloatingPointError``, the last 
 
 Precision (``precision``): ``fp32``; ``tf32`` (TF32 matmuls on a CUDA device; on a CPU identical to fp32); ``bf16``
 (autocast to bfloat16); ``fp16`` (autocast to float16 with a gradient scaler, the authors' Lightning
-``precision=16``). ``compile``: ``torch.compile`` the training forward. On a CUDA device Adam is the fused kernel, so
+``precision=16``); ``auto`` in the config (:func:`resolve_precision`): ``bf16`` where the device multiplies bfloat16
+in hardware, else ``fp32`` (a CPU without bfloat16 instructions emulates them, several times slower than fp32).
+``compile``: ``torch.compile`` the training forward. On a CUDA device Adam is the fused kernel, so
 the gradient scaler's inf check does not wait for the device either.
 
 Checkpoint dict: hparams, step, model (state dict), optimizer (state dict), scaler (gradient scaler state dict),
@@ -53,6 +55,8 @@ from smattn.progress import progress as progress_lines
 from smattn.settings import Settings, scale_params, setting
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+#: the config's choices: a precision, or ``auto`` (:func:`resolve_precision`)
+PRECISION_SETTINGS = (*PRECISIONS, "auto")
 LR_SCHEDULES = ("constant", "warmup_cosine")
 
 
@@ -216,6 +220,28 @@ def model_from_checkpoint(ckpt: dict, which: str = "best_model") -> AttentionPat
     model = AttentionPathsTransformer(**ckpt["hparams"])
     model.load_state_dict(ckpt[which])
     return model
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` multiplies bfloat16 matrices in hardware: a CUDA GPU that supports bfloat16
+    (``torch.cuda.is_bf16_supported``), or an x86 CPU with AVX512-BF16 or AMX tiles (the instructions oneDNN's bfloat16
+    kernels use). False for any other device or CPU (there bfloat16 products are emulated)."""
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    if device.type != "cpu":
+        return False
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
+
+
+def resolve_precision(setting: str, device: torch.device) -> str:
+    """The training precision of the config value ``setting`` (:data:`PRECISION_SETTINGS`) on ``device``: ``auto`` is
+    ``bf16`` where :func:`native_bf16`, else ``fp32``; any other value is itself."""
+    if setting not in PRECISION_SETTINGS:
+        raise ValueError(f"precision must be one of {PRECISION_SETTINGS}, got {setting!r}")
+    if setting != "auto":
+        return setting
+    return "bf16" if native_bf16(device) else "fp32"
 
 
 @contextlib.contextmanager
