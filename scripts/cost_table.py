@@ -5,7 +5,15 @@ input (rule cost_table), the plan's projections against the measured costs."""
 import os
 from dataclasses import replace
 
-from smattn.costs import CHECK_COLUMNS, human_duration, job_cost, plan_check, schedule, write_cost_tables
+from smattn.costs import (
+    CHECK_COLUMNS,
+    describe_machine,
+    human_duration,
+    job_cost,
+    plan_check,
+    schedule,
+    write_cost_tables,
+)
 from smattn.io import write_csv
 from smattn.scriptio import run
 
@@ -29,7 +37,10 @@ def main(io):
     cores = int(getattr(io.params, "cores", None) or os.cpu_count() or 1)
     sched = schedule(jobs, described, cores)
     o = io.output
-    groups = write_cost_tables(jobs, io.params.scale, o.jobs, o.groups, o.html, o.readme, sched)
+    # the machine this job runs on: the run's machine under the local profile (on a cluster, the node of this job)
+    machine = describe_machine()
+    groups = write_cost_tables(jobs, io.params.scale, o.jobs, o.groups, o.html, o.readme, sched, machine)
+    print(f"machine: {machine}")
     total = groups[-1]
     cpu = "n/a" if total.cpu_s is None else f"{total.cpu_s:.1f} s"
     print(f"{total.jobs} jobs in {len(groups) - 1} groups, summed: wall {total.wall_s:.1f} s, CPU {cpu}")

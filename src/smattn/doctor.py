@@ -1,9 +1,11 @@
 """What this installation computes on: ``python -m smattn.doctor [--require-gpu]`` (console script ``smattn-doctor``).
 
-Prints, from one process, what torch and JAX see: versions, CUDA builds and devices, the NVIDIA driver, the float32
+Prints, from one process, the machine (CPU model and vector extensions, CPUs, memory) and what torch and JAX see:
+versions, CUDA builds and devices, the NVIDIA driver, the float32
 matmul precision each will use in the workflow (``smattn.device``), JAX's memory preallocation, and the result of a
 small float32 product on each framework's device against a float64 reference (so TF32 shows up as an error of ~1e-3
-instead of ~1e-7). Exit status 0, or 1 with ``--require-gpu`` when either framework sees no GPU (run it on a GPU
+instead of ~1e-7), and whether torch's device multiplies bfloat16 in hardware (which decides the image task's training
+precision ``auto``). Exit status 0, or 1 with ``--require-gpu`` when either framework sees no GPU (run it on a GPU
 node, or as the workflow's ``gpu_doctor`` rule under the SLURM profile, before a paper-scale run).
 """
 
@@ -15,6 +17,7 @@ import shutil
 import subprocess
 import sys
 
+from .costs import describe_machine
 from .device import DEFAULT_MATMUL_PRECISION, configure_jax_memory, jax_gpu, torch_gpu
 
 
@@ -48,6 +51,7 @@ def torch_report(n: int = 256) -> tuple[bool, list[str]]:
     import torch
 
     from .device import torch_device
+    from .p1.images.training import native_bf16, resolve_precision
 
     ok, seen = torch_gpu()
     dev = torch_device(prefer_gpu=True)
@@ -59,6 +63,8 @@ def torch_report(n: int = 256) -> tuple[bool, list[str]]:
         f"torch: device used by the workflow {dev}; float32 matmul precision "
         f"{torch.get_float32_matmul_precision()} (cuda.matmul.allow_tf32={torch.backends.cuda.matmul.allow_tf32})",
         f"torch: float32 {n}x{n} product on {dev}: relative error {relative_matmul_error(a, b, prod):.1e} vs float64",
+        f"torch: bfloat16 in hardware on {dev}: {'yes' if native_bf16(dev) else 'no'}; the image task's training "
+        f"precision 'auto' (laptop preset) trains in {resolve_precision('auto', dev)} here",
     ]
     return ok, lines
 
@@ -95,6 +101,7 @@ def main(argv=None) -> int:
     ns = ap.parse_args(argv)
     configure_jax_memory()
     print(f"python {sys.version.split()[0]}; NVIDIA driver: {nvidia_driver()}")
+    print(f"machine: {describe_machine()}")
     print(
         f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}; "
         f"SLURM_JOB_ID={os.environ.get('SLURM_JOB_ID')!r}"

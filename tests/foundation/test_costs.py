@@ -185,6 +185,9 @@ def test_script_standalone(tmp_path, repo):
     assert r.returncode == 0, r.stderr[-2000:]
     assert sorted(p.name for p in out.iterdir()) == sorted(outputs.values())
     assert "1 jobs in 1 groups" in r.stdout
+    # the cell names the machine it was measured on: this one
+    cell = (out / "README_table.md").read_text().splitlines()[2]
+    assert cell.endswith(f", on {costs.describe_machine()}") and "CPUs" in cell, cell
     r = script({**described, "results/benchmarks/g/other.tsv": {"group": "g", "rule": "other", "wildcards": ""}})
     assert r.returncode != 0 and "without a benchmark file: ['results/benchmarks/g/other.tsv']" in r.stderr
 
@@ -266,3 +269,47 @@ def test_benchmark_rows_of_a_run_read_the_jobs_that_finished(tmp_path):
         "max_rss_mb": "310.25",
     }
     assert dt.datetime.fromisoformat(row["finished"]).timestamp() == T0 + 30
+
+
+# --- the machine a run was measured on -----------------------------------------------------------------------------
+
+_CPUINFO = """processor	: 0
+vendor_id	: {vendor}
+model name	: {model}
+flags		: {flags}
+
+processor	: 1
+model name	: another CPU
+flags		: fpu
+"""
+
+
+@pytest.mark.parametrize(
+    "model, flags, words",
+    [
+        ("AMD EPYC 9654", "fpu sse2 avx2 avx512f avx512bw avx512_bf16", "AVX-512, bfloat16 in hardware"),
+        ("Intel Xeon Platinum 8480+", "avx2 avx512f amx_tile amx_bf16", "AVX-512, bfloat16 in hardware"),
+        ("Intel Xeon Gold 6148", "sse2 avx2 avx512f avx512bw", "AVX-512, no bfloat16 instructions"),
+        ("AMD EPYC", "fpu sse2 avx avx2 fma", "AVX2, no AVX-512, no bfloat16 instructions"),
+        ("Intel Core 2", "fpu sse2", "no AVX2"),
+    ],
+)
+def test_machine_line_names_the_cpu_its_vector_extensions_cpus_and_memory(model, flags, words):
+    """The first processor's model and flags (the second processor's lines are ignored), CPUs and memory as given."""
+    text = _CPUINFO.format(vendor="x", model=model, flags=flags)
+    line = costs.describe_machine(text, cpus=2, memory_bytes=24 * 2**30)
+    assert line == f"{model} ({words}), 2 CPUs, 24 GiB"
+
+
+def test_machine_line_without_flags_and_in_the_cell(tmp_path):
+    """No flags line (not x86): the model alone; unknown memory: left out. The README cell and the HTML page end
+    with the machine."""
+    line = costs.describe_machine("model name\t: Neoverse-V1\n", cpus=4, memory_bytes=0)
+    assert line == "Neoverse-V1, 4 CPUs"
+    jobs = _jobs(tmp_path)
+    out = tmp_path / "m"
+    costs.write_cost_tables(
+        jobs, "laptop", out / "j.csv", out / "g.csv", out / "c.html", out / "r.md", None, "CPU X, 2 CPUs"
+    )
+    assert "4 jobs: 45 s, 32 s CPU, peak 0.3 GB, on CPU X, 2 CPUs\n" in (out / "r.md").read_text()
+    assert "job, on CPU X, 2 CPUs.</p>" in (out / "c.html").read_text()

@@ -107,6 +107,13 @@ def test_doctor_reports_both_frameworks_and_fails_when_a_gpu_is_required(repo):
     versions = (f"torch {metadata.version('torch')}", f"jax {metadata.version('jax')}")
     for part in (*versions, "jax_default_matmul_precision=highest", "relative error"):
         assert part in r.stdout, r.stdout
+    # the machine, and the training precision "auto" as the training job resolves it on this machine's CPU
+    from smattn.costs import describe_machine
+    from smattn.p1.images.training import resolve_precision
+
+    assert f"machine: {describe_machine()}" in r.stdout, r.stdout
+    want = resolve_precision("auto", device.torch_device())
+    assert f"precision 'auto' (laptop preset) trains in {want} here" in r.stdout, r.stdout
     if device.torch_gpu()[0] and device.jax_gpu()[0]:
         pytest.skip("a GPU is visible: the failing branch cannot be shown here")
     r = subprocess.run(

@@ -6,6 +6,7 @@
   ideal time on its cores.
 * ``tables`` — the cost tables written (CSV, HTML, the README's Markdown) and the measured CPU time of each job
   against the plan's projection (``plan_check``).
+* ``machine`` — the machine a run was measured on, in one line (``describe_machine``).
 * ``work`` — the work and memory models: the size of a job of each rule (FLOPs, draws x nodes x iterations, ...; MB
   of its dominant arrays) from the run's resolved parameters.
 * ``units`` — unit costs (``UnitCost``): seconds per unit of work and MB per memory unit of each rule on a CPU or a
@@ -21,6 +22,7 @@ The names re-exported here are the ones the workflow, scripts and benchmarks use
 functions (their modules are read with ``from smattn.costs.work import ...``).
 """
 
+from .machine import describe_machine
 from .measured import (
     BENCHMARK_COLUMNS,
     GROUP_COLUMNS,
@@ -125,6 +127,7 @@ __all__ = [
     "choose_unit",
     "computed_gpu_rows",
     "costs_html",
+    "describe_machine",
     "critical_path",
     "env_startup",
     "format_wildcards",

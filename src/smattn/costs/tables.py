@@ -69,8 +69,14 @@ def schedule_text(s: Schedule) -> str:
     )
 
 
-def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str, sched: Schedule | None = None) -> str:
-    """A standalone HTML page: the per-group table (with the total) and the per-job table."""
+def costs_html(
+    jobs: Sequence[JobCost],
+    groups: Sequence[GroupCost],
+    scale: str,
+    sched: Schedule | None = None,
+    machine: str | None = None,
+) -> str:
+    """A standalone HTML page: the per-group table (with the total) and the per-job table; the machine, when given."""
 
     def table(header: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int], bold_last=False) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
@@ -96,7 +102,9 @@ def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str,
         f"<p>{len(jobs)} jobs; "
         + html.escape(schedule_text(sched) if sched else f"first start to last end {human_duration(span_s(jobs))}")
         + ". "
-        "Wall and CPU time and peak resident memory as measured by Snakemake's benchmark of each job.</p>"
+        "Wall and CPU time and peak resident memory as measured by Snakemake's benchmark of each job"
+        + (f", on {html.escape(machine)}" if machine else "")
+        + ".</p>"
         "<h3>Per figure group</h3>"
         + table(group_header, group_rows(groups), {1, 2, 3, 4}, bold_last=True)
         + "<h3>Per job</h3>"
@@ -105,9 +113,12 @@ def costs_html(jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str,
     )
 
 
-def readme_cell(jobs: Sequence[JobCost], groups: Sequence[GroupCost], sched: Schedule | None = None) -> str:
+def readme_cell(
+    jobs: Sequence[JobCost], groups: Sequence[GroupCost], sched: Schedule | None = None, machine: str | None = None
+) -> str:
     """The README scales table's timing cell, one short line: jobs, elapsed time (with the critical path and the
-    ideal time on the run's cores), CPU time, peak memory."""
+    ideal time on the run's cores), CPU time, peak memory, and the machine (:func:`smattn.costs.machine.
+    describe_machine`) when given."""
     total = groups[-1] if groups else aggregate(TOTAL, [])
     wall = human_duration(span_s(jobs))
     if sched is not None:
@@ -116,11 +127,16 @@ def readme_cell(jobs: Sequence[JobCost], groups: Sequence[GroupCost], sched: Sch
             f"{human_duration(sched.ideal_s)})"
         )
     rss = "n/a" if total.max_rss_mb is None else f"{total.max_rss_mb / 1024:.1f} GB"
-    return f"{len(jobs)} jobs: {wall}, {human_duration(total.cpu_s)} CPU, peak {rss}"
+    on = f", on {machine}" if machine else ""
+    return f"{len(jobs)} jobs: {wall}, {human_duration(total.cpu_s)} CPU, peak {rss}{on}"
 
 
 def readme_table(
-    jobs: Sequence[JobCost], groups: Sequence[GroupCost], scale: str, sched: Schedule | None = None
+    jobs: Sequence[JobCost],
+    groups: Sequence[GroupCost],
+    scale: str,
+    sched: Schedule | None = None,
+    machine: str | None = None,
 ) -> str:
     """Markdown for the README: the scales table's timing cell for ``scale`` and a per-group table."""
     per_group = [g for g in groups if g.group != TOTAL]
@@ -140,7 +156,7 @@ def readme_table(
     lines = [
         f"Timing cell of the scales table (scale `{scale}`):",
         "",
-        readme_cell(jobs, groups, sched),
+        readme_cell(jobs, groups, sched, machine),
         "",
         detail,
         "",
@@ -164,13 +180,15 @@ def write_cost_tables(
     html_path: str | os.PathLike,
     markdown_path: str | os.PathLike,
     sched: Schedule | None = None,
+    machine: str | None = None,
 ) -> list[GroupCost]:
-    """Write jobs.csv, groups.csv, the HTML page and the README snippet (each atomically); return the group rows."""
+    """Write jobs.csv, groups.csv, the HTML page and the README snippet (each atomically); return the group rows.
+    ``machine``: the line that names the machine the jobs ran on (:func:`smattn.costs.machine.describe_machine`)."""
     groups = group_costs(jobs)
     sio.write_csv(jobs_csv, JOB_COLUMNS, job_rows(jobs))
     sio.write_csv(groups_csv, GROUP_COLUMNS, group_rows(groups))
-    sio.write_text(html_path, costs_html(jobs, groups, scale, sched))
-    sio.write_text(markdown_path, readme_table(jobs, groups, scale, sched))
+    sio.write_text(html_path, costs_html(jobs, groups, scale, sched, machine))
+    sio.write_text(markdown_path, readme_table(jobs, groups, scale, sched, machine))
     return groups
 
 
