@@ -194,7 +194,10 @@ def minimise_action_bfgs(
     a warm start); ``return_hinv``: return ``(result, final inverse Hessian)`` instead of the result alone.
 
     Converged when g_max = max_l max |dS/dU^(l)| < tol (the reference's criterion on its M_l parameters). Stops
-    unconverged after ``max_steps`` iterations or when the line search fails twice in a row. ``desc``: report the
+    unconverged after ``max_steps`` iterations or when the line search fails twice in a row (the second time along
+    the gradient itself); a line search fails when no step halving finds an acceptable point before the step falls
+    below the rounding of theta (otherwise, where tol is below the float64 resolution of the action, the unchanged
+    point would be accepted as a step, every step, until ``max_steps``). ``desc``: report the
     iterations as progress lines (``smattn.progress``) under this name, with g_max; None: silent.
     """
     t0 = time.perf_counter()
@@ -228,6 +231,8 @@ def minimise_action_bfgs(
         accepted = False
         for _ in range(50):
             cand = theta + t * p
+            if np.array_equal(cand, theta):  # the step is below theta's rounding: no point can be accepted
+                break
             Us_c, Cs_c = unpack_cholesky(cand, sizes)
             S_c, grads_c, parts_c = act.value_grad(Us_c)
             if np.isfinite(S_c) and S_c <= S + 1e-4 * t * slope:
