@@ -27,6 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 PROBE_WORKFLOW = Path(__file__).resolve().parent / "probe_workflow"
 PARTITIONS = {"cpu": "cpu", "gpu": "gpu"}  # kind of job -> partition of the test cluster
 ACCOUNT = "smattn"
+#: hard timeout (s) of a run that trains or builds figures: a hang guard, not a time limit; CI runs these tests while
+#: the long test tiers share the cores, which can double their time
+RUN_TIMEOUT = 1200
 # the workflow's config `cluster` for the test cluster (docs/cluster.md); goes into the run's one --config list
 CLUSTER_CONFIG = (
     f"cluster={{cpu_partition: {PARTITIONS['cpu']}, gpu_partition: {PARTITIONS['gpu']}, account: {ACCOUNT}}}"

@@ -10,7 +10,16 @@ import time
 import pytest
 import torch
 
-from .conftest import CLUSTER_CONFIG, SLURM_ARGS, TIMINGS, finish_snakemake, kill_snakemake, slurm_jobs, start_snakemake
+from .conftest import (
+    CLUSTER_CONFIG,
+    RUN_TIMEOUT,
+    SLURM_ARGS,
+    TIMINGS,
+    finish_snakemake,
+    kill_snakemake,
+    slurm_jobs,
+    start_snakemake,
+)
 from .conftest import snakemake_run as run_to_end
 from .test_workflow_through_slurm import assert_same_output
 
@@ -50,7 +59,7 @@ def test_requeued_training_resumes_and_equals_an_uninterrupted_run(slurm_cluster
     ref_dir = copy_workflow(tmp_path_factory.mktemp("uninterrupted"))
     req_dir = copy_workflow(tmp_path_factory.mktemp("requeued"))
 
-    ref = run_to_end([MODEL, "--profile", "profiles/local", "--cores", "2", *CONFIG], ref_dir, timeout=600)
+    ref = run_to_end([MODEL, "--profile", "profiles/local", "--cores", "2", *CONFIG], ref_dir, timeout=RUN_TIMEOUT)
     assert ref.returncode == 0 and not ref.timed_out, ref.tail()
 
     args = [MODEL, *SLURM_ARGS, *CONFIG]
@@ -71,7 +80,7 @@ def test_requeued_training_resumes_and_equals_an_uninterrupted_run(slurm_cluster
     except BaseException:
         kill_snakemake(proc, slurm_cluster)
         raise
-    run = finish_snakemake(proc, args, log, t0, timeout=600, cluster=slurm_cluster)
+    run = finish_snakemake(proc, args, log, t0, timeout=RUN_TIMEOUT, cluster=slurm_cluster)
     TIMINGS["training requeued mid-run through SLURM (snakemake wall time)"] = run.seconds
     assert requeued_at is not None, f"the training job was never caught mid-run\n{run.tail()}"
     assert run.returncode == 0 and not run.timed_out, run.tail()

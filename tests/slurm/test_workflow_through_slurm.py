@@ -15,7 +15,17 @@ import pytest
 import yaml
 from PIL import Image
 
-from .conftest import ACCOUNT, CLUSTER_CONFIG, PARTITIONS, REPO, SLURM_ARGS, TIMINGS, slurm_jobs, snakemake_run
+from .conftest import (
+    ACCOUNT,
+    CLUSTER_CONFIG,
+    PARTITIONS,
+    REPO,
+    RUN_TIMEOUT,
+    SLURM_ARGS,
+    TIMINGS,
+    slurm_jobs,
+    snakemake_run,
+)
 
 pytestmark = pytest.mark.slurm
 
@@ -128,11 +138,14 @@ def runs(slurm_cluster, tmp_path_factory, copy_workflow):
     slurm_dir = copy_workflow(tmp_path_factory.mktemp("viaslurm"))
     planned, counts = dry_run_jobs(slurm_dir)
     local = snakemake_run(
-        [*TARGETS, "--profile", "profiles/local", "--cores", "2", *SMOKE], local_dir, timeout=600, log_name="local"
+        [*TARGETS, "--profile", "profiles/local", "--cores", "2", *SMOKE],
+        local_dir,
+        timeout=RUN_TIMEOUT,
+        log_name="local",
     )
     assert local.returncode == 0 and not local.timed_out, local.tail()
     via_slurm = snakemake_run(
-        [*TARGETS, *SLURM_ARGS, *SMOKE], slurm_dir, timeout=600, cluster=slurm_cluster, log_name="slurm"
+        [*TARGETS, *SLURM_ARGS, *SMOKE], slurm_dir, timeout=RUN_TIMEOUT, cluster=slurm_cluster, log_name="slurm"
     )
     assert via_slurm.returncode == 0 and not via_slurm.timed_out, via_slurm.tail()
     TIMINGS[f"smoke targets through SLURM ({len(TARGETS)} targets, snakemake wall time)"] = via_slurm.seconds
