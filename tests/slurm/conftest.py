@@ -30,12 +30,15 @@ ACCOUNT = "smattn"
 #: hard timeout (s) of a run that trains or builds figures: a hang guard, not a time limit; CI runs these tests while
 #: the long test tiers share the cores, which can double their time
 RUN_TIMEOUT = 1200
+#: seconds slurmctld keeps a finished job's record (MinJobAge): past a whole run, so a test that checks the run's
+#: jobs afterwards sees all of them (with 300 s, a run that took 533 s on shared cores had lost its first jobs)
+JOB_RECORD_AGE = 2 * RUN_TIMEOUT
 # the workflow's config `cluster` for the test cluster (docs/cluster.md); goes into the run's one --config list
 CLUSTER_CONFIG = (
     f"cluster={{cpu_partition: {PARTITIONS['cpu']}, gpu_partition: {PARTITIONS['gpu']}, account: {ACCOUNT}}}"
 )
 
-# The local cluster has no accounting daemon: job states come from squeue (MinJobAge=300 keeps finished jobs
+# The local cluster has no accounting daemon: job states come from squeue (MinJobAge keeps finished jobs
 # visible), and the first status check comes 2 s after submission instead of the plugin's default 40 s.
 SLURM_ARGS = [
     "--profile",
@@ -69,7 +72,14 @@ def slurm_cluster(tmp_path_factory):
     problems = missing_requirements()
     if problems:
         pytest.skip("no SLURM test cluster: " + "; ".join(problems))
-    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions=tuple(PARTITIONS.values()), cpus=2, gpus=1)
+    # slurmctld must still know a run's first jobs when the test reads them after the run (up to RUN_TIMEOUT later)
+    cluster = SlurmCluster(
+        tmp_path_factory.mktemp("slurm"),
+        partitions=tuple(PARTITIONS.values()),
+        cpus=2,
+        gpus=1,
+        min_job_age=JOB_RECORD_AGE,
+    )
     atexit.register(cluster.stop)  # also when the session dies without running fixture teardown
     previous = signal.getsignal(signal.SIGTERM)
     if previous is signal.SIG_DFL:
