@@ -27,11 +27,11 @@ REPO = Path(__file__).resolve().parents[2]
 PROBE_WORKFLOW = Path(__file__).resolve().parent / "probe_workflow"
 PARTITIONS = {"cpu": "cpu", "gpu": "gpu"}  # kind of job -> partition of the test cluster
 ACCOUNT = "smattn"
-#: hard timeout (s) of a run that trains or builds figures: a hang guard, not a time limit; CI runs these tests while
-#: the long test tiers share the cores, which can double their time
+#: hard timeout (s) of a run that trains or builds figures: a hang guard, not a time limit (such a run took up to
+#: 580 s on a 2-core machine busy with other tests)
 RUN_TIMEOUT = 1200
 #: seconds slurmctld keeps a finished job's record (MinJobAge): past a whole run, so a test that checks the run's
-#: jobs afterwards sees all of them (with 300 s, a run that took 533 s on shared cores had lost its first jobs)
+#: jobs afterwards sees all of them (with 300 s, a run that took 533 s had lost its first jobs)
 JOB_RECORD_AGE = 2 * RUN_TIMEOUT
 # the workflow's config `cluster` for the test cluster (docs/cluster.md); goes into the run's one --config list
 CLUSTER_CONFIG = (
