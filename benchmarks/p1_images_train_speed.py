@@ -1,146 +1,163 @@
-"""Benchmark: a training step of the image task's GD transformer, before and after a change of the library.
+"""Benchmark: a training step of the image task's GD transformer, layer by layer (before) and as its sum over attention
+paths on the factored input (after), in one process.
 
 For each laptop-scale model (L2H4, L3H3, L2H8: the settings of the job ``p1_images_train`` as this checkout's
-Snakefile builds them at laptop scale, ``smattn.scriptio.job_from_workflow``, given to both libraries) two libraries
-are timed: this checkout's ``src`` (after) and ``--before-src`` (the ``src`` folder of another checkout, e.g.
-``git worktree add /tmp/base <commit>``). Every measurement is a process of its own with the
-job's one thread (``p1_images_train`` runs with threads=1), importing only the library under test; the two alternate
-in order over ``--repeats`` rounds. A process times ``--steps`` Adam steps (forward, backward, update) on fixed random
-batches after two warm-up steps and reports the median ms per step. Printed: per run the median, per model the medians
-of both and the paired ratio after / before per round with its median.
+Snakefile builds them at laptop scale, ``smattn.scriptio.job_from_workflow``) the process, on one thread:
 
-The same processes also evaluate, in float64 at the model's initial weights, the output on a fixed batch and the
-gradient of the squared output: the printed largest relative difference between the two libraries says whether the
-change kept the network's function (differences at the level of float64 rounding, ~1e-15, when it did).
-``--precision`` times another training precision than the job's (both libraries); the job's ``auto`` is resolved
-for this machine's CPU (``smattn.p1.images.training.resolve_precision``).
+* checks in float64 that both forms give the same outputs and gradients on a fixed batch (largest relative
+  difference printed, float64 rounding ~1e-15 when they agree);
+* times ``--steps`` Adam steps (forward, backward, update) of each form after two warm-up steps, alternating the two
+  over ``--repeats`` rounds: *before* = ``forward_layers`` on the sequences x_0 [B, 48, 192], the network's
+  layer-by-layer definition (N-wide token vectors); *after* = ``forward`` on the same batch's ``TokenFeatures`` [B, 48,
+  67] (what ``p1_images_train`` runs). Both on the same task draws of real-shaped tokens (channel-replicated patches);
+* counts the FLOPs of each step with torch's FLOP counter (forward and backward) and measures the core's float32 GEMM
+  rate in the same process (a [B T, 64] x [64, 2 L H G] product of the step's shape, and a 1024^3 product), so it
+  prints the fraction of that rate each form reaches.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/p1_images_train_speed.py --before-src /tmp/base/src --repeats 3
+Printed: per model the median ms per step of both, the paired after/before ratio per round and its median, FLOPs per
+step and GFLOP/s of each, the GEMM rates, and the float64 agreement. The training job runs with ``keep_freed_memory``
+(``smattn.p1.images.memory``); so does this process.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/p1_images_train_speed.py --repeats 3
 """
 
 import argparse
-import json
 import statistics
-import subprocess
-import sys
-import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def child(a) -> None:
-    """One measurement: runs in a process whose sys.path starts with the library under test."""
-    import time
-
-    import numpy as np
-    import torch
-
-    from smattn.p1.images.training import TrainConfig, TrainStep, build_model, make_optimizer
-
-    torch.set_num_threads(1)
-    overrides = {"precision": a.precision} if a.precision else {}
-    cfg = TrainConfig.from_params(json.loads(Path(a.params).read_text()), **overrides)
-    dev = torch.device("cpu")
-    gen = torch.Generator().manual_seed(0)
-    x = torch.randn(cfg.batch, 48, 192, generator=gen)
-    y = torch.randn(cfg.batch, generator=gen)
-
-    # the network's function at the initial weights, in float64
-    m64 = build_model(cfg).double()
-    x64 = x[:16].double()
-    f = m64(x64)
-    f.pow(2).sum().backward()
-    grads = {n: p.grad.numpy() for n, p in m64.named_parameters()}
-    np.savez(a.out + ".npz", f=f.detach().numpy(), **grads)
-
-    model = build_model(cfg)
-    model.train()
-    step = TrainStep(model, make_optimizer(model, cfg, dev), cfg, dev)
-    for _ in range(2):
-        step(x, y)
-    times = []
-    for _ in range(a.steps):
-        t0 = time.perf_counter()
-        loss = step(x, y)
-        times.append(time.perf_counter() - t0)
-    if not torch.isfinite(loss):
-        raise FloatingPointError("non-finite loss")
-    Path(a.out).write_text(json.dumps({"ms_per_step": 1e3 * statistics.median(times), "precision": cfg.precision}))
-
-
-def job_params(model: str, path: str) -> None:
-    """The job's params (laptop scale) as JSON at ``path``."""
+def job_config(model: str):
+    """The job's TrainConfig (laptop scale), as the workflow builds it."""
+    from smattn.p1.images.training import TrainConfig
     from smattn.scriptio import job_from_workflow
 
     params = vars(job_from_workflow("p1_images_train", {"model": model}, ["scale=laptop"], REPO / "Snakefile").params)
-    if params["precision"] == "auto":  # resolved here, as the job resolves it, so both libraries train alike
-        import torch
-
-        from smattn.p1.images.training import resolve_precision
-
-        params["precision"] = resolve_precision("auto", torch.device("cpu"))
-    Path(path).write_text(json.dumps(params))
+    return TrainConfig.from_params(params)
 
 
-def run(src: Path, params: str, steps: int, out: str, precision: str | None) -> dict:
-    code = (
-        f"import sys; sys.path.insert(0, {str(src)!r}); sys.path.insert(0, {str(REPO / 'benchmarks')!r}); "
-        "import p1_images_train_speed as b; b.child(b.parse().parse_args(sys.argv[1:]))"
-    )
-    cmd = [sys.executable, "-c", code, "--child", "--params", params, "--steps", str(steps), "--out", out]
-    cmd += ["--precision", precision] if precision else []
-    subprocess.run(cmd, check=True, cwd=REPO)
-    return json.loads(Path(out).read_text())
+def batch(cfg, seed: int = 0):
+    """A batch of B tasks over random replicated-patch tokens: (TokenFeatures, x_0, y)."""
+    import numpy as np
+    import torch
+
+    from smattn.p1.images.features import assemble_features, patch_values
+    from smattn.p1.images.tokens import image_tokens, label_vectors, positional_encoding
+
+    rng = np.random.default_rng(seed)
+    tokens = image_tokens(rng.integers(0, 256, size=(256, 32, 32), dtype=np.uint8), "omniglot")
+    image = torch.from_numpy(rng.integers(0, 256, size=(cfg.batch, 3)))
+    la = torch.from_numpy(rng.integers(0, 2, size=cfg.batch))
+    label = torch.stack([la, 1 - la, torch.full_like(la, 2)], 1)
+    labels, positions = torch.from_numpy(label_vectors(3)), torch.from_numpy(positional_encoding())
+    feats = assemble_features(torch.from_numpy(patch_values(tokens)), image, label, labels, positions)
+    y = torch.from_numpy(np.where(rng.integers(0, 2, size=cfg.batch) == 1, 1.0, -1.0).astype(np.float32))
+    return feats, feats.x0(), y
 
 
-def parse() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--before-src", type=Path, help="the library before the change (default: this checkout's)")
-    ap.add_argument("--models", default="L2H4,L3H3,L2H8")
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--precision", help="train at this precision instead of the job's (fp32, bf16, fp16)")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--params", help=argparse.SUPPRESS)
-    ap.add_argument("--out", help=argparse.SUPPRESS)
-    return ap
+def agreement(cfg) -> float:
+    """Largest relative difference of outputs and gradients, float64, between the two forms (16 sequences)."""
+    from smattn.p1.images.features import TokenFeatures
+    from smattn.p1.images.training import build_model
+
+    feats, _, y = batch(cfg, seed=1)
+    m = build_model(cfg).double()
+    f64 = TokenFeatures(feats.values[:16].double(), feats.labels.double(), feats.positions.double())
+    out = []
+    x64 = f64.x0()
+    for fn in (lambda: m.forward_layers(x64), lambda: m(f64)):
+        m.zero_grad(set_to_none=True)
+        f = fn()
+        ((f - y[:16].double()) ** 2).mean().backward()
+        out.append([f.detach()] + [p.grad.detach().clone() for p in m.parameters()])
+    return max(float((a - b).abs().max() / b.abs().max()) for a, b in zip(out[1], out[0], strict=True))
+
+
+def gemm_rate(m: int, k: int, n: int, reps: int = 20) -> float:
+    """GFLOP/s of a float32 [m, k] x [k, n] product on this thread."""
+    import torch
+
+    a, b, c = torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)
+    for _ in range(3):
+        torch.mm(a, b, out=c)
+    t = time.perf_counter()
+    for _ in range(reps):
+        torch.mm(a, b, out=c)
+    return 2 * m * k * n * reps / (time.perf_counter() - t) / 1e9
+
+
+def step_fn(opt, y):
+    """One Adam step of the squared loss of ``fn()`` against y."""
+
+    def step(fn):
+        opt.zero_grad(set_to_none=True)
+        ((fn() - y) ** 2).mean().backward()
+        opt.step()
+
+    return step
 
 
 def main() -> None:
-    import numpy as np
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
 
-    a = parse().parse_args()
-    if a.child:
-        child(a)
-        return
-    after_src = REPO / "src"
-    before_src = (a.before_src or after_src).resolve()
-    print(f"before: {before_src}\nafter:  {after_src}\none thread per process, {a.steps} timed steps per run")
-    with tempfile.TemporaryDirectory() as tmp:
-        for model in a.models.split(","):
-            params = f"{tmp}/{model}.json"
-            job_params(model, params)
-            runs = {"before": [], "after": []}
-            for r in range(a.repeats):
-                for label, src in (("before", before_src), ("after", after_src)):
-                    out = f"{tmp}/{model}_{label}_{r}"
-                    res = run(src, params, a.steps, out, a.precision)
-                    runs[label].append(res["ms_per_step"])
-                    print(
-                        f"  {model} round {r} {label}: {res['ms_per_step']:.1f} ms/step ({res['precision']})",
-                        flush=True,
-                    )
-            ref, new = np.load(f"{tmp}/{model}_before_0.npz"), np.load(f"{tmp}/{model}_after_0.npz")
-            rel = max(float(np.max(np.abs(new[k] - ref[k])) / max(np.max(np.abs(ref[k])), 1e-300)) for k in ref.files)
-            ratios = [b / a_ for a_, b in zip(runs["before"], runs["after"], strict=True)]
+    from smattn.p1.images.memory import keep_freed_memory
+    from smattn.p1.images.training import build_model, make_optimizer
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="L2H4,L3H3,L2H8")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    keep_freed_memory()
+    dev = torch.device("cpu")
+    print(f"one thread, {a.steps} timed steps per run, {a.repeats} rounds; fp32")
+    for name in a.models.split(","):
+        cfg = job_config(name)
+        rel = agreement(cfg)
+        feats, x0, y = batch(cfg)
+        model = build_model(cfg)
+        opt = make_optimizer(model, cfg, dev)
+        forms = {"before": lambda m=model, x=x0: m.forward_layers(x), "after": lambda m=model, x=feats: m(x)}
+        step = step_fn(opt, y)
+
+        flops = {}
+        for label, fn in forms.items():
+            with FlopCounterMode(display=False) as fc:
+                step(fn)
+            flops[label] = fc.get_total_flops()
+        times = {"before": [], "after": []}
+        for _ in range(a.repeats):
+            for label, fn in forms.items():
+                for _ in range(2):
+                    step(fn)
+                ts = []
+                for _ in range(a.steps):
+                    t = time.perf_counter()
+                    step(fn)
+                    ts.append(time.perf_counter() - t)
+                times[label].append(statistics.median(ts))
+        L, H, G = cfg.n_layers, cfg.n_heads, cfg.qk_dim
+        rate_step = gemm_rate(cfg.batch * 48, 64, 2 * L * H * G)
+        rate_big = gemm_rate(1024, 1024, 1024)
+        ratios = [b / a_ for a_, b in zip(times["before"], times["after"], strict=True)]
+        print(f"{name}: float64 outputs and gradients of the two forms: largest relative difference {rel:.1e}")
+        for label in forms:
+            t = statistics.median(times[label])
+            gf = flops[label] / t / 1e9
             print(
-                f"{model}: before {statistics.median(runs['before']):.1f} ms/step, after "
-                f"{statistics.median(runs['after']):.1f} ms/step; paired after/before per round "
-                f"{', '.join(f'{x:.3f}' for x in ratios)} (median {statistics.median(ratios):.3f}); float64 output and "
-                f"gradients at the initial weights: largest relative difference {rel:.1e}",
-                flush=True,
+                f"  {label:6s} {1e3 * t:7.1f} ms/step, {flops[label] / 1e9:5.1f} GFLOP/step, {gf:5.1f} GFLOP/s = "
+                f"{gf / rate_step:.0%} of the step-shaped GEMM rate, {gf / rate_big:.0%} of the 1024^3 rate"
             )
+        print(
+            f"  GEMM rates here: [{cfg.batch * 48}, 64] x [64, {2 * L * H * G}] {rate_step:.1f} GFLOP/s, 1024^3 "
+            f"{rate_big:.1f} GFLOP/s; paired after/before per round {', '.join(f'{r:.3f}' for r in ratios)} "
+            f"(median {statistics.median(ratios):.3f}, speed-up {1 / statistics.median(ratios):.2f}x)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def torch_report(n: int = 256) -> tuple[bool, list[str]]:
         f"{torch.get_float32_matmul_precision()} (cuda.matmul.allow_tf32={torch.backends.cuda.matmul.allow_tf32})",
         f"torch: float32 {n}x{n} product on {dev}: relative error {relative_matmul_error(a, b, prod):.1e} vs float64",
         f"torch: bfloat16 in hardware on {dev}: {'yes' if native_bf16(dev) else 'no'}; the image task's training "
-        f"precision 'auto' (laptop preset) trains in {resolve_precision('auto', dev)} here",
+        f"precision 'auto' (an option; the presets fix the precision) trains in {resolve_precision('auto', dev)} here",
     ]
     return ok, lines
 

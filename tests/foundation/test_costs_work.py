@@ -7,23 +7,25 @@ import pytest
 from smattn import costs
 
 
-@pytest.mark.parametrize(
-    "L, H, N, G, B, fold", [(2, 4, 64, 32, 4, False), (2, 4, 512, 128, 128, True), (3, 3, 24, 8, 2, False)]
-)
-def test_forward_flops_equal_torchs_flop_counter(L, H, N, G, B, fold):
-    """The analytic FLOP count of one forward pass equals what torch.utils.flop_counter counts on the real model
-    (the layer-1 value fold chosen by the model itself: taken at paper size, not at the small ones)."""
+@pytest.mark.parametrize("L, H, N, G, B", [(2, 4, 64, 32, 4), (2, 4, 512, 128, 3), (3, 3, 24, 8, 2)])
+@pytest.mark.parametrize("features", [False, True])
+def test_forward_flops_equal_torchs_flop_counter(L, H, N, G, B, features):
+    """The analytic FLOP count of one forward pass equals what torch.utils.flop_counter counts on the real model,
+    on sequences x_0 and on their TokenFeatures."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from smattn.p1.images.model import AttentionPathsTransformer, fold_pays
+    from smattn.p1.images.features import TokenFeatures
+    from smattn.p1.images.model import AttentionPathsTransformer
 
-    assert fold_pays(H, N, costs.TOKEN_DIM, B * costs.PAPER_TOKENS) == fold
     model = AttentionPathsTransformer(L, H, N, G)
-    x = torch.randn(B, costs.PAPER_TOKENS, costs.TOKEN_DIM)
+    T, D = costs.PAPER_TOKENS, costs.TOKEN_DIM
+    x = torch.randn(B, T, D)
+    if features:
+        x = TokenFeatures(torch.randn(B, T, D // 3 + 3), torch.randn(3, D), torch.randn(T, D))
     with FlopCounterMode(display=False) as fc, torch.no_grad():
         model(x)
-    assert costs.forward_flops(L, H, N, G, B) == fc.get_total_flops()
+    assert costs.forward_flops(L, H, N, G, B, features=features) == fc.get_total_flops()
 
 
 def test_training_steps_of_the_paper():

@@ -113,7 +113,7 @@ def test_doctor_reports_both_frameworks_and_fails_when_a_gpu_is_required(repo):
 
     assert f"machine: {describe_machine()}" in r.stdout, r.stdout
     want = resolve_precision("auto", device.torch_device())
-    assert f"precision 'auto' (laptop preset) trains in {want} here" in r.stdout, r.stdout
+    assert f"precision 'auto' (an option; the presets fix the precision) trains in {want} here" in r.stdout, r.stdout
     if device.torch_gpu()[0] and device.jax_gpu()[0]:
         pytest.skip("a GPU is visible: the failing branch cannot be shown here")
     r = subprocess.run(

@@ -123,34 +123,85 @@ def test_gd_network_is_the_bayesian_network_with_rescaled_weights():
     assert np.allclose(np.asarray(forward_paths(weights, jnp.asarray(xbar))), f_gd, atol=1e-10)
 
 
-@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 2e-5)])
-def test_layer1_value_fold_gives_the_same_forward_and_gradients(dtype, tol):
-    """(W_V W_in) x_0 = W_V (W_in x_0): the folded forward and its gradients equal the plain ones up to rounding."""
-    torch.manual_seed(1)
-    m = AttentionPathsTransformer(2, 3, 24, 4, token_dim=10).to(dtype)
-    m.set_pruned_heads({0: [1]})  # the head mask enters the folded layer too
-    x = torch.randn(5, 7, 10, dtype=dtype)
-    y = torch.sign(torch.randn(5, dtype=dtype))
-    out, grads = {}, {}
-    for fold in (False, True):
-        m.fold_input = fold
+def _token_features(B, dtype, seed=1):
+    """Random TokenFeatures of B laptop-size sequences (64 patch values, a one-hot label code per slot)."""
+    from smattn.p1.images.features import TokenFeatures
+
+    g = torch.Generator().manual_seed(seed)
+    patch = torch.randn(B, 48, 64, generator=g, dtype=dtype)
+    la = torch.randint(0, 2, (B,), generator=g)
+    label = torch.stack([la, 1 - la, torch.full_like(la, 2)], 1)
+    code = torch.nn.functional.one_hot(label, 3).to(dtype).view(B, 3, 1, 3).expand(B, 3, 16, 3).reshape(B, 48, 3)
+    labels = torch.randn(3, 192, generator=g, dtype=dtype)
+    return TokenFeatures(torch.cat([patch, code], -1), labels, torch.randn(48, 192, generator=g, dtype=dtype))
+
+
+@pytest.mark.parametrize("L, H, G", [(2, 4, 32), (3, 3, 32), (2, 8, 16)])
+@pytest.mark.parametrize("pruned", [{}, {0: [1]}, {0: [0, 2], 1: [1]}])
+def test_path_form_equals_layer_by_layer_network_with_its_gradients(L, H, G, pruned):
+    """The path form (``forward``, on sequences and on their factored TokenFeatures) against the layer-by-layer
+    definition (``forward_layers``, N-wide token vectors, no path sums), in float64 at the laptop models' sizes and
+    with the head masks pruning uses: outputs and the gradient of every parameter equal to float64 rounding."""
+    torch.manual_seed(0)
+    m = AttentionPathsTransformer(L, H, 64, G).double()
+    m.set_pruned_heads(pruned)
+    feats = _token_features(40, torch.float64)  # 40: more than one chunk of the CPU path, the last one partial
+    x0 = feats.x0()
+    y = torch.sign(torch.randn(40, dtype=torch.float64))
+
+    def run(fn):
         m.zero_grad(set_to_none=True)
-        f = m(x)
+        f = fn()
         ((f - y) ** 2).mean().backward()
-        out[fold] = f.detach()
-        grads[fold] = {k: p.grad.detach().clone() for k, p in m.named_parameters()}
-    scale = out[False].abs().max()
-    assert torch.allclose(out[True], out[False], rtol=tol, atol=tol * scale)
-    assert grads[True].keys() == grads[False].keys()
-    for k, g in grads[False].items():  # every parameter, W_in and W_V^(1) included
-        assert g.abs().max() > 0, k
-        assert torch.allclose(grads[True][k], g, rtol=tol, atol=tol * g.abs().max()), k
+        return f.detach(), {k: p.grad.detach().clone() for k, p in m.named_parameters()}
+
+    f_ref, g_ref = run(lambda: m.forward_layers(x0))
+    for inp in (x0, feats):
+        f, g = run(lambda inp=inp: m(inp))
+        assert torch.allclose(f, f_ref, rtol=1e-12, atol=1e-12 * f_ref.abs().max())
+        for k, gr in g_ref.items():
+            assert gr.abs().max() > 0, k
+            assert torch.allclose(g[k], gr, rtol=1e-11, atol=1e-11 * gr.abs().max()), k
 
 
-def test_fold_is_chosen_by_flop_count():
-    from smattn.p1.images.model import fold_pays
+@pytest.mark.parametrize("L, H, G, K", [(2, 3, 2, 5), (3, 2, 2, 4), (1, 3, 1, 3)])
+def test_path_network_backward_against_finite_differences(L, H, G, K):
+    """The hand-written backward of the chunked CPU path (chunks of 2 sequences over 5) against torch's numerical
+    Jacobian (gradcheck), and its forward against the plain torch operations."""
+    from smattn.p1.images.path_form import PathNetwork, path_core_autograd
 
-    assert fold_pays(4, 512, 192, 128 * 48)  # paper L2H4
-    assert fold_pays(8, 512, 192, 128 * 48)  # paper L2H8
-    assert not fold_pays(4, 64, 192, 128 * 48)  # laptop: N < D (H - 1) / H
-    assert not fold_pays(4, 512, 192, 1)  # one token: the weight product dominates
+    torch.manual_seed(0)
+    O = 2 * L * H * G + H**L
+    v = torch.randn(5, 7, K, dtype=torch.float64)
+    w = torch.randn(O, K, dtype=torch.float64, requires_grad=True)
+    pos = torch.randn(7, O, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b: PathNetwork.apply(v, a, b, L, H, G, 2), (w, pos))
+    f = PathNetwork.apply(v, w, pos, L, H, G, 2)
+    assert torch.allclose(f, path_core_autograd(v @ w.T, pos, L, H, G), atol=1e-12)
+
+
+def test_path_layout_is_checked():
+    from smattn.p1.images.path_form import path_core_autograd
+
+    with pytest.raises(ValueError, match="paths"):
+        path_core_autograd(torch.zeros(2, 5, 10), torch.zeros(5, 10), 2, 2, 1)
+
+
+def test_token_features_stand_for_the_assembled_sequences():
+    """TokenFeatures of a task draw rebuild, bit for bit, the sequences assemble_from_tokens makes of it."""
+    from smattn.p1.images.features import assemble_features, patch_values
+    from smattn.p1.images.tasks import assemble_from_tokens
+    from smattn.p1.images.tokens import image_tokens, label_vectors, positional_encoding
+
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(6, 32, 32), dtype=np.uint8)
+    tokens = image_tokens(images, "omniglot")
+    image = torch.from_numpy(rng.integers(0, 6, size=(4, 3)))
+    la = torch.from_numpy(rng.integers(0, 2, size=4))
+    label = torch.stack([la, 1 - la, torch.full_like(la, 2)], 1)
+    labels, positions = torch.from_numpy(label_vectors(3)), torch.from_numpy(positional_encoding())
+    x0 = assemble_from_tokens(torch.from_numpy(tokens), image, label, labels, positions)
+    feats = assemble_features(torch.from_numpy(patch_values(tokens)), image, label, labels, positions)
+    assert torch.equal(feats.x0(), x0)
+    with pytest.raises(ValueError, match="replicated"):
+        patch_values(tokens + rng.normal(size=tokens.shape).astype(np.float32))

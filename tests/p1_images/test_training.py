@@ -204,19 +204,25 @@ def test_finished_state_is_not_reused_unless_asked(tmp_path, setup):
 
 def test_new_loop_reproduces_the_original_loop_bit_for_bit(tmp_path, setup):
     """The device-side task stream, the deferred loss read and the shared step give the very weights and losses of
-    the original loop (tasks built on the host per batch, loss read every step) at fp32."""
+    the original loop (tasks drawn on the host per batch, their TokenFeatures built there, loss read every step) at
+    fp32."""
+    from smattn.p1.images.features import assemble_features, patch_values
     from smattn.p1.images.training import build_model
 
     cfg, sampler, val = setup
+    values = torch.from_numpy(patch_values(sampler.tokens))
+    labels, positions = torch.from_numpy(sampler.labels), torch.from_numpy(sampler.positions)
     new = train(cfg, sampler, val, tmp_path / "e.pt", progress=False)
     model = build_model(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
     model.train()
     losses = []
     for s in range(cfg.total_steps):
-        b = sampler.sample(np.random.default_rng([cfg.seed, s]), cfg.batch)
+        d = sampler.draw(np.random.default_rng([cfg.seed, s]), cfg.batch)
+        image, label = torch.from_numpy(d.image_index(sampler.n_drawings)), torch.from_numpy(d.label_index())
+        x = assemble_features(values, image, label, labels, positions)
         opt.zero_grad(set_to_none=True)
-        loss = torch.nn.MSELoss()(model(torch.as_tensor(b.x)), torch.as_tensor(b.y))
+        loss = torch.nn.MSELoss()(model(x), torch.from_numpy(d.targets()))
         loss.backward()
         opt.step()
         losses.append(float(loss.item()))

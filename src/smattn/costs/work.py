@@ -37,17 +37,26 @@ def gd_model(p: Mapping, model: str) -> tuple[int, int, int, int]:
     }[model]
 
 
-def forward_flops(L: int, H: int, N: int, G: int, batch: int, T: int = PAPER_TOKENS, D: int = TOKEN_DIM) -> float:
-    """FLOPs (2 per multiply-add) of one forward pass of the image-task transformer on ``batch`` sequences
-    (smattn.p1.images.model: queries/keys from the bare input, the layer-1 value fold when it pays, the head mix)."""
+def forward_flops(
+    L: int, H: int, N: int, G: int, batch: int, T: int = PAPER_TOKENS, D: int = TOKEN_DIM, features: bool = True
+) -> float:
+    """FLOPs (2 per multiply-add) of one forward pass of the image-task transformer on ``batch`` sequences as
+    smattn.p1.images.model computes it, the sum over attention paths: the path readouts (the value chain's weights),
+    the product of the input with the stacked [queries; keys; path readouts], the attention logits, the path
+    contraction. ``features``: the input as TokenFeatures (64 patch values + 3 label codes per token, plus the fold
+    of the weights onto them and the positional products), as in training; else sequences x_0 of width D."""
     n = batch * T
-    qk = 2 * n * D * H * G  # queries and keys of one layer
-    logits = batch * H * T * T * G
-    mix = batch * H * T * T * N
-    plain1 = n * D * N + n * H * N * N
-    fold1 = H * N * N * D + n * H * N * D
-    value = min(plain1, fold1) + (L - 1) * n * H * N * N
-    return 2.0 * (L * (qk + logits + mix) + value + batch * N)  # + the readout
+    P = H**L
+    O = 2 * L * H * G + P
+    weights = sum(H ** (L - l) * N * N for l in range(L)) + P * N * D  # path readouts, then times W_in
+    K = D
+    if features:
+        K = D // 3 + 3
+        weights += O * D * 3 + T * D * O  # W labels^T, positions W^T
+    product = n * K * O
+    logits = L * batch * H * T * T * G
+    chain = sum(H * batch * H ** (L - 1 - l) * T * T for l in range(L - 1)) + batch * T * P
+    return 2.0 * (weights + product + logits + chain)
 
 
 def train_steps(p: Mapping, model: str) -> int:

@@ -11,10 +11,9 @@ Input x_0: [B, T, D] (T = 48, D = 192), already holding positions and label vect
 No residuals, no MLP, no normalisation inside the network. Query/key/value are stored stacked per layer:
 ``query[l].weight``: [H G, D] (rows h G .. (h+1) G - 1 belong to head h), ``value[l].weight``: [H N, N].
 
-Layer-1 value fold (exact): z^(0) = x_0 W_in^T enters the network only through W_V,h^(1) z^(0), so the forward may
-compute (W_V^(1) W_in) x_0 instead, a [H N, D] weight product once per call and a D-wide (instead of N-wide) product per
-token; it skips the input projection altogether. Same parameters, same gradients up to rounding. It pays when
-N > D (H - 1) / H (paper: N = 512 > 144); ``fold_input`` = None chooses it by that FLOP count (see ``fold_pays``).
+``forward`` computes the network as its sum over attention paths (``smattn.p1.images.path_form``; exact: the same
+function, checked in float64 against ``forward_layers``, the layer-by-layer definition above), on sequences x_0 or on
+their factored form ``TokenFeatures`` (``smattn.p1.images.features``), which the training loop uses.
 """
 
 from __future__ import annotations
@@ -25,28 +24,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-def fold_pays(n_heads: int, width: int, token_dim: int, n_tokens: int) -> bool:
-    """Whether the layer-1 value fold needs fewer multiply-adds than the plain path for ``n_tokens`` = B T tokens.
-
-    Plain: n_tokens (D N + H N^2) (input projection + value product); fold: H N^2 D (weight product, once per call)
-    + n_tokens H N D.
-    """
-    H, N, D = int(n_heads), int(width), int(token_dim)
-    return H * N * N * D + n_tokens * H * N * D < n_tokens * (D * N + H * N * N)
+from smattn.p1.images.features import TokenFeatures
+from smattn.p1.images.path_form import path_network, path_readouts
 
 
 class AttentionPathsTransformer(nn.Module):
     """Sum-of-heads attention network with fixed-input attention.
 
     Arguments: n_layers L, n_heads H (same in every layer), width N, qk_dim G, token_dim D.
-    Shapes: forward(x0 [B, T, D]) -> [B]; attention(x0) -> list of L tensors [B, H, T(key), T(query)].
+    Shapes: forward(x0 [B, T, D] or TokenFeatures of B sequences) -> [B];
+    attention(x0) -> list of L tensors [B, H, T(key), T(query)].
     """
 
     def __init__(self, n_layers: int, n_heads: int, width: int, qk_dim: int, token_dim: int = 192):
         super().__init__()
-        #: layer-1 value fold: True / False, or None = when it saves FLOPs (``fold_pays``); never changes the parameters
-        self.fold_input: bool | None = None
         for name, v in (
             ("n_layers", n_layers),
             ("n_heads", n_heads),
@@ -97,54 +88,55 @@ class AttentionPathsTransformer(nn.Module):
         self.head_mask = mask.to(self.head_mask.device)
 
     # -- forward ------------------------------------------------------------------------------------------------
-    def _value_weight(self, l: int) -> torch.Tensor:
+    def value_weight(self, l: int) -> torch.Tensor:
         """W_V of layer l with each head's rows times m_{l,h} c_l (head mask, 1/sqrt(kept heads)): [H N, N]."""
         H, N = self.n_heads, self.width
         factor = self.head_mask[l] * self.head_mask[l].sum().rsqrt()
         return (self.value[l].weight.view(H, N, N) * factor.view(H, 1, 1)).view(H * N, N)
 
-    def _x0_products(self, x0: torch.Tensor, fold: bool | None) -> tuple[list, torch.Tensor | None]:
-        """Everything that reads the bare input, as one product with x0 (one cast of x0 under autocast): per layer
-        the pair (queries already divided by sqrt(G), keys), each [B, T, H, G]; then with ``fold`` True the layer-1
-        values (c_1 m_1 W_V^(1) W_in) x_0, [B, T, H N], with False z^(0) = W_in x_0, [B, T, N], with None nothing
-        (the attention alone). The pieces are cut with ``unbind`` (its backward is one stack; a slice per piece
-        would add a zero-filled full-size gradient each)."""
-        B, T, _ = x0.shape
-        L, H, G = self.n_layers, self.n_heads, self.qk_dim
-        weights = [self.query[l].weight / math.sqrt(G) for l in range(L)] + [self.key[l].weight for l in range(L)]
-        if fold is not None:
-            weights.append(self._value_weight(0) @ self.input_proj.weight if fold else self.input_proj.weight)
-        out = F.linear(x0, torch.cat(weights))
-        n_qk = 2 * L * H * G
-        qk, first = (out, None) if fold is None else out.split([n_qk, out.shape[-1] - n_qk], dim=-1)
-        q, k = (t.unbind(2) for t in qk.reshape(B, T, 2, L, H, G).unbind(2))
-        return list(zip(q, k, strict=True)), first
-
-    @staticmethod
-    def _attention_tq(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        """Attention of one layer from q, k [B, T, H, G], laid out [B, H, T(query), T(key)]: rows (over keys) sum
-        to 1. The softmax runs over the last, contiguous axis; ``attention`` returns the transpose."""
-        q, k = q.transpose(1, 2), k.transpose(1, 2)  # [B, H, T, G]
-        return torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1)
+    def path_input_weights(self) -> torch.Tensor:
+        """The weights whose products with x_0 the path form needs, stacked: [W_Q^(1..L) / sqrt(G); W_K^(1..L);
+        w_path] ([2 L H G + H^L, D], heads in blocks of G rows). w_path = path readouts of the masked, rescaled value
+        weights times W_in (``smattn.p1.images.path_form``), so it carries c_l m_{l,h}."""
+        L, H, N, G = self.n_layers, self.n_heads, self.width, self.qk_dim
+        value = torch.stack([self.value_weight(l).view(H, N, N) for l in range(L)])
+        w_path = path_readouts(value, self.readout.weight[0]) @ self.input_proj.weight
+        queries = [self.query[l].weight / math.sqrt(G) for l in range(L)]
+        return torch.cat(queries + [self.key[l].weight for l in range(L)] + [w_path])
 
     def attention(self, x0: torch.Tensor) -> list[torch.Tensor]:
         """Attention matrices of every layer, [B, H, T(key), T(query)], columns (over keys) summing to 1."""
-        qk, _ = self._x0_products(x0, fold=None)
-        return [self._attention_tq(q, k).transpose(2, 3) for q, k in qk]
+        B, T, _ = x0.shape
+        H, G = self.n_heads, self.qk_dim
+        out = []
+        for l in range(self.n_layers):
+            q = F.linear(x0, self.query[l].weight / math.sqrt(G)).view(B, T, H, G).transpose(1, 2)
+            k = F.linear(x0, self.key[l].weight).view(B, T, H, G).transpose(1, 2)
+            out.append(torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1).transpose(2, 3))
+        return out
 
-    def forward(self, x0: torch.Tensor) -> torch.Tensor:
-        if x0.dim() != 3 or x0.shape[-1] != self.token_dim:
+    def forward(self, x0: torch.Tensor | TokenFeatures) -> torch.Tensor:
+        """Outputs f [B] of sequences x0 [B, T, D] or of their ``TokenFeatures``, as the sum over attention paths."""
+        feats = isinstance(x0, TokenFeatures)
+        if not feats and (x0.dim() != 3 or x0.shape[-1] != self.token_dim):
             raise ValueError(f"AttentionPathsTransformer: expected x0 [B, T, {self.token_dim}], got {tuple(x0.shape)}")
+        values = x0.values if feats else x0
+        # the weights' products (path readouts, the fold onto the features) in the parameters' precision even under
+        # autocast: their gradients sum over every token of the batch, which overflows float16
+        with torch.autocast(values.device.type, enabled=False):
+            w = self.path_input_weights()
+            w, pos = x0.weights(w) if feats else (w, w.new_zeros(x0.shape[1], w.shape[0]))
+        return path_network(values, w, pos, self.n_layers, self.n_heads, self.qk_dim)
+
+    def forward_layers(self, x0: torch.Tensor) -> torch.Tensor:
+        """The layer-by-layer definition (module docstring): z^(0) = x0 W_in^T, then each layer's head sum of N-wide
+        value vectors, then the mean readout. The reference of ``forward`` (same function, other order of sums)."""
         B, T, _ = x0.shape
         H, N = self.n_heads, self.width
-        fold = self.fold_input if self.fold_input is not None else fold_pays(H, N, self.token_dim, B * T)
-        qk, first = self._x0_products(x0, fold)
-        z = None if fold else first  # z^(0): [B, T, N]
-        for l in range(self.n_layers):
-            # c_l m_{l,h} W_V,h z_s for every head: [B, T(key), H, N]
-            v = first if l == 0 and fold else F.linear(z, self._value_weight(l))
-            a = self._attention_tq(*qk[l])  # [B, H, T(query), T(key)]
-            z = torch.einsum("bhts,bshm->btm", a, v.view(B, T, H, N))  # [B, T(query), N]
+        z = F.linear(x0, self.input_proj.weight)  # [B, T, N]
+        for l, a in enumerate(self.attention(x0)):  # a: [B, H, T(key), T(query)]
+            v = F.linear(z, self.value_weight(l)).view(B, T, H, N)
+            z = torch.einsum("bhst,bshm->btm", a, v)
         return self.readout(z.mean(dim=1)).squeeze(-1)
 
     # -- exports ------------------------------------------------------------------------------------------------
@@ -172,9 +164,5 @@ def gd_order_parameter(value: torch.Tensor, readout: torch.Tensor) -> torch.Tens
     Effective weights w_(h_1..h_L) = W_V,h_1^(1)T ... W_V,h_L^(L)T w_out in R^N, paths flattened with h_1 slowest.
     Returns U_GD = W W^T: [H^L, H^L].
     """
-    L, H, N, _ = value.shape
-    w = readout.reshape(1, N)  # partial paths (h_l..h_L), lowest layer slowest
-    for l in range(L - 1, -1, -1):
-        # new[(h, rho)] = W_V,h^(l)T w[rho]  = w[rho] @ W_V,h
-        w = torch.einsum("rn,hnm->hrm", w, value[l]).reshape(-1, N)
+    w = path_readouts(value, readout)
     return w @ w.T

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from smattn.p1.images.features import TokenFeatures, assemble_features, patch_values
 from smattn.p1.images.tokens import SEQ_LEN, TOKEN_DIM, TOKENS_PER_IMAGE, image_tokens
 
 
@@ -160,11 +161,14 @@ class TaskSet:
 class DeviceTaskSet:
     """A ``TaskSet`` on a torch device: tokens, indices and targets live there, sequences are assembled there.
 
-    ``batches(size)`` yields (x [b, 48, 192], y [b]) device tensors in order; ``y``: [n] float32 tensor.
+    ``batches(size)`` yields (x [b, 48, 192], y [b]) device tensors in order, ``feature_batches(size)`` the same with
+    x as ``TokenFeatures``; ``y``: [n] float32 tensor.
     """
 
     def __init__(self, tasks: TaskSet, device):
         self.device = torch.device(device)
+        self._host_tokens = tasks.tokens
+        self.values = None  # patch values of the token table (``feature_batches``), made on first use
         self.tokens = to_device(tasks.tokens, self.device)
         self.labels = to_device(tasks.labels, self.device)
         self.positions = to_device(tasks.positions, self.device)
@@ -174,6 +178,15 @@ class DeviceTaskSet:
 
     def __len__(self) -> int:
         return int(self.y.shape[0])
+
+    def feature_batches(self, size: int):
+        """Like ``batches``, with the sequences as ``TokenFeatures`` (smattn.p1.images.features)."""
+        if self.values is None:
+            self.values = to_device(patch_values(self._host_tokens), self.device)
+        for i in range(0, len(self), size):
+            sl = slice(i, i + size)
+            x = assemble_features(self.values, self.image[sl], self.label[sl], self.labels, self.positions)
+            yield x, self.y[sl]
 
     def batches(self, size: int):
         for i in range(0, len(self), size):
@@ -247,12 +260,14 @@ class DeviceTaskSampler:
     """``TaskSampler`` whose token table lives on a torch device: ``sample(rng, B)`` draws the tasks on the host (the
     same generator calls as ``TaskSampler.sample``, hence the same tasks) and assembles x_0 on the device from one
     [B, 7] index copy. Returns (x [B, 48, 192] float32, y [B] float32) device tensors; with ``out`` (a float32
-    [B, 48, 192] tensor on the device) x is written into it (the training loop reuses one buffer: no allocation).
+    [B, 48, 192] tensor on the device) x is written into it. ``sample_features`` gives x as ``TokenFeatures`` from
+    the table of patch values (the training loop's input, one reused [B, 48, 67] buffer).
     Nothing here waits for the device."""
 
     def __init__(self, sampler: TaskSampler, device):
         self.sampler = sampler
         self.device = torch.device(device)
+        self.values = to_device(patch_values(sampler.tokens), self.device)
         self.tokens = to_device(sampler.tokens, self.device)
         self.labels = to_device(sampler.labels, self.device)
         self.positions = to_device(sampler.positions, self.device)
@@ -260,13 +275,27 @@ class DeviceTaskSampler:
     def sample(
         self, rng: np.random.Generator, batch: int, out: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        idx = self._indices(rng, batch)
+        x = assemble_from_tokens(self.tokens, idx[:, :3], idx[:, 3:6], self.labels, self.positions, out=out)
+        return x, idx[:, 6].to(torch.float32) * 2.0 - 1.0
+
+    def _indices(self, rng: np.random.Generator, batch: int) -> torch.Tensor:
+        """One draw of ``batch`` tasks as a [B, 7] device index array: image ids (A, B, query), label-vector ids,
+        target bit."""
         d = self.sampler.draw(rng, batch)
         packed = np.concatenate(
             [d.image_index(self.sampler.n_drawings), d.label_index(), (d.targets() > 0).astype(np.int64)[:, None]],
             axis=1,
-        )  # [B, 7]
-        idx = to_device(packed, self.device)
-        x = assemble_from_tokens(self.tokens, idx[:, :3], idx[:, 3:6], self.labels, self.positions, out=out)
+        )
+        return to_device(packed, self.device)
+
+    def sample_features(
+        self, rng: np.random.Generator, batch: int, out: torch.Tensor | None = None
+    ) -> tuple[TokenFeatures, torch.Tensor]:
+        """``sample`` with the sequences as ``TokenFeatures`` (the same tasks for the same generator); ``out``: an
+        optional [B, 48, 67] float32 device tensor that holds the features (reused by the training loop)."""
+        idx = self._indices(rng, batch)
+        x = assemble_features(self.values, idx[:, :3], idx[:, 3:6], self.labels, self.positions, out=out)
         return x, idx[:, 6].to(torch.float32) * 2.0 - 1.0
 
 

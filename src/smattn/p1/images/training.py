@@ -49,6 +49,8 @@ import torch
 from torch import nn
 
 from smattn.io import atomic_path
+from smattn.p1.images.features import FEATURE_DIM
+from smattn.p1.images.memory import keep_freed_memory
 from smattn.p1.images.model import AttentionPathsTransformer
 from smattn.p1.images.tasks import DeviceTaskSet, TaskSampler, TaskSet, to_device
 from smattn.progress import progress as progress_lines
@@ -167,10 +169,11 @@ def predict(model: nn.Module, x: np.ndarray | torch.Tensor, batch: int = 512, de
 
 @torch.no_grad()
 def predict_tasks(model: nn.Module, tasks: DeviceTaskSet, batch: int = 512) -> torch.Tensor:
-    """Model outputs [n] (float32, on the tasks' device) for a task set assembled on its device in chunks of
-    ``batch`` (the chunks of ``predict``, so the same numbers as ``predict`` on ``TaskSet.x()``)."""
+    """Model outputs [n] (float32, on the tasks' device) for a task set assembled on its device, as
+    ``TokenFeatures``, in chunks of ``batch`` (the same function as ``predict`` on ``TaskSet.x()``, to float
+    rounding)."""
     model.eval()
-    out = [model(xb).float() for xb, _ in tasks.batches(batch)]
+    out = [model(xb).float() for xb, _ in tasks.feature_batches(batch)]
     return torch.cat(out) if out else torch.zeros(0, device=tasks.device)
 
 
@@ -277,8 +280,9 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> 
 
 
 class TrainStep:
-    """One Adam step on a batch (x [B, 48, 192], y [B] device tensors) at the configured precision; returns the
-    detached loss (0-dim device tensor). Never waits for the device. ``forward``: the (possibly compiled) model."""
+    """One Adam step on a batch (x: sequences [B, 48, 192] or their TokenFeatures; y [B]; device tensors) at the
+    configured precision; returns the detached loss (0-dim device tensor). Never waits for the device. ``forward``:
+    the (possibly compiled) model."""
 
     def __init__(self, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig, device: torch.device):
         self.model, self.opt, self.precision, self.device = model, opt, cfg.precision, device
@@ -470,6 +474,8 @@ def train(
     progress: progress lines through ``smattn.progress``.
     """
     device = torch.device(device or "cpu")
+    if device.type == "cpu":
+        keep_freed_memory()
     ckpt_path = Path(checkpoint)
     model = build_model(cfg).to(device)
     step_fn = TrainStep(model, make_optimizer(model, cfg, device), cfg, device)
@@ -478,7 +484,7 @@ def train(
     total = cfg.total_steps
     tasks = train_sampler.on(device)
     val_tasks = val.to(device)
-    xbuf = torch.empty(cfg.batch, val.positions.shape[0], val.positions.shape[1], dtype=torch.float32, device=device)
+    xbuf = torch.empty(cfg.batch, val.positions.shape[0], FEATURE_DIM, dtype=torch.float32, device=device)
     losses = LossBuffer(state.step, ckpt_path)
     h = state.history
     last_val = h["val_acc"][-1] if h["val_acc"] else float("nan")
@@ -510,7 +516,7 @@ def train(
             if s % cfg.val_every == 0 and not validated_here():
                 last_val = validate(model, val_tasks, cfg, device, state)
             tb = time.perf_counter()
-            xb, yb = tasks.sample(np.random.default_rng([cfg.seed, s]), cfg.batch, out=xbuf)
+            xb, yb = tasks.sample_features(np.random.default_rng([cfg.seed, s]), cfg.batch, out=xbuf)
             batch_seconds += time.perf_counter() - tb
             for group in step_fn.opt.param_groups:
                 group["lr"] = learning_rate(cfg, s)
