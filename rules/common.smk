@@ -23,9 +23,13 @@ import os
 import re
 from pathlib import Path
 
+from smattn.compile_cache import cache_environment
 from smattn.config import ConfigError, load_schema, resolve_params
 from smattn.costs import read_unit_costs, request
 from smattn.data.registry import RAW_FILES
+
+# JAX's persistent compilation cache for every job, keyed by jaxlib, CPU kind and XLA flags (smattn.compile_cache)
+os.environ.update(cache_environment(Path(".snakemake") / "jax-cache"))
 
 SCHEMA = load_schema(workflow.source_path("../schemas/config.schema.yaml"))
 SCALE = config["scale"]
