@@ -8,7 +8,7 @@ CUDA GPU when one is visible, at every precision) it prints, in one process:
   this is the time the host needs to enqueue it); on the CPU medians over the timed steps, the GEMM peak the best of
   three repetitions (other processes on the same cores lower both);
 * the FLOPs of one step (counted by ``torch.utils.flop_counter`` on the real forward and backward: matmuls and
-  attention products, the layer-1 value fold included when the model uses it), the achieved FLOP/s, and the ratio to
+  attention products of the path form the loop trains), the achieved FLOP/s, and the ratio to
   the GEMM peak measured here on the same device: a matmul of the value projection's shape [B T, N] x [N, H N];
 * the time 41 240 paper steps would take at that rate.
 
@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from smattn.p1.images.export import sequence_context
+from smattn.p1.images.features import FEATURE_DIM
 from smattn.p1.images.tasks import TaskSampler
 from smattn.p1.images.training import TrainStep, build_model, make_optimizer, paper_train_config
 
@@ -71,7 +72,7 @@ def step_flops(cfg, sampler, device):
 
     model = build_model(cfg).to(device)
     step = TrainStep(model, make_optimizer(model, cfg, device), cfg, device)
-    x, y = sampler.sample(np.random.default_rng([cfg.seed, 0]), cfg.batch)
+    x, y = sampler.sample_features(np.random.default_rng([cfg.seed, 0]), cfg.batch)
     with FlopCounterMode(display=False) as fc:
         step(x, y)
     return fc.get_total_flops()
@@ -86,16 +87,16 @@ def bench_loop(cfg, sampler, device, steps):
     model = build_model(cfg).to(device)
     model.train()
     step = TrainStep(model, make_optimizer(model, cfg, device), cfg, device)
-    buf = torch.empty(cfg.batch, 48, 192, device=device)
+    buf = torch.empty(cfg.batch, 48, FEATURE_DIM, device=device)
     pending = []
     for s in range(2):
-        pending.append(step(*sampler.sample(np.random.default_rng([cfg.seed, s]), cfg.batch, out=buf)))
+        pending.append(step(*sampler.sample_features(np.random.default_rng([cfg.seed, s]), cfg.batch, out=buf)))
     sync(device)
     batch_s, step_s = [], []
     t0 = time.perf_counter()
     for s in range(2, 2 + steps):
         tb = time.perf_counter()
-        xb, yb = sampler.sample(np.random.default_rng([cfg.seed, s]), cfg.batch, out=buf)
+        xb, yb = sampler.sample_features(np.random.default_rng([cfg.seed, s]), cfg.batch, out=buf)
         batch_s.append(time.perf_counter() - tb)
         pending.append(step(xb, yb))
         step_s.append(time.perf_counter() - tb)
