@@ -168,8 +168,7 @@ class DeviceTaskSet:
     def __init__(self, tasks: TaskSet, device):
         self.device = torch.device(device)
         self._host_tokens = tasks.tokens
-        self.values = None  # patch values of the token table (``feature_batches``), made on first use
-        self.tokens = to_device(tasks.tokens, self.device)
+        self._tokens = self._values = None  # the device's token table and its patch values, each made on first use
         self.labels = to_device(tasks.labels, self.device)
         self.positions = to_device(tasks.positions, self.device)
         self.image = to_device(tasks.image, self.device)
@@ -179,10 +178,20 @@ class DeviceTaskSet:
     def __len__(self) -> int:
         return int(self.y.shape[0])
 
+    @property
+    def tokens(self) -> torch.Tensor:
+        if self._tokens is None:
+            self._tokens = to_device(self._host_tokens, self.device)
+        return self._tokens
+
+    @property
+    def values(self) -> torch.Tensor:
+        if self._values is None:
+            self._values = to_device(patch_values(self._host_tokens), self.device)
+        return self._values
+
     def feature_batches(self, size: int):
         """Like ``batches``, with the sequences as ``TokenFeatures`` (smattn.p1.images.features)."""
-        if self.values is None:
-            self.values = to_device(patch_values(self._host_tokens), self.device)
         for i in range(0, len(self), size):
             sl = slice(i, i + size)
             x = assemble_features(self.values, self.image[sl], self.label[sl], self.labels, self.positions)
@@ -268,9 +277,15 @@ class DeviceTaskSampler:
         self.sampler = sampler
         self.device = torch.device(device)
         self.values = to_device(patch_values(sampler.tokens), self.device)
-        self.tokens = to_device(sampler.tokens, self.device)
+        self._tokens = None  # the 192-wide table ``sample`` reads: on the device only once asked for
         self.labels = to_device(sampler.labels, self.device)
         self.positions = to_device(sampler.positions, self.device)
+
+    @property
+    def tokens(self) -> torch.Tensor:
+        if self._tokens is None:
+            self._tokens = to_device(self.sampler.tokens, self.device)
+        return self._tokens
 
     def sample(
         self, rng: np.random.Generator, batch: int, out: torch.Tensor | None = None
