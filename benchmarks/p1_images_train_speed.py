@@ -8,8 +8,9 @@ Snakefile builds them at laptop scale, ``smattn.scriptio.job_from_workflow``) th
   difference printed, float64 rounding ~1e-15 when they agree);
 * times ``--steps`` Adam steps (forward, backward, update) of each form after two warm-up steps, alternating the two
   over ``--repeats`` rounds: *before* = ``forward_layers`` on the sequences x_0 [B, 48, 192], the network's
-  layer-by-layer definition (N-wide token vectors); *after* = ``forward`` on the same batch's ``TokenFeatures`` [B, 48,
-  67] (what ``p1_images_train`` runs). Both on the same task draws of real-shaped tokens (channel-replicated patches);
+  layer-by-layer definition (N-wide token vectors); *after* = ``squared_error`` (the path form, each chunk of
+  sequences differentiated right after its forward) on the same batch's ``TokenFeatures`` [B, 48, 67] (what
+  ``p1_images_train`` runs). Both on the same task draws of real-shaped tokens (channel-replicated patches);
 * counts the FLOPs of each step with torch's FLOP counter (forward and backward) and measures the core's float32 GEMM
   rate in the same process (a [B T, 64] x [64, 2 L H G] product of the step's shape, and a 1024^3 product), so it
   prints the fraction of that rate each form reaches.
@@ -88,12 +89,12 @@ def gemm_rate(m: int, k: int, n: int, reps: int = 20) -> float:
     return 2 * m * k * n * reps / (time.perf_counter() - t) / 1e9
 
 
-def step_fn(opt, y):
-    """One Adam step of the squared loss of ``fn()`` against y."""
+def step_fn(opt):
+    """One Adam step of the squared loss ``fn()``."""
 
     def step(fn):
         opt.zero_grad(set_to_none=True)
-        ((fn() - y) ** 2).mean().backward()
+        fn().backward()
         opt.step()
 
     return step
@@ -121,8 +122,11 @@ def main() -> None:
         feats, x0, y = batch(cfg)
         model = build_model(cfg)
         opt = make_optimizer(model, cfg, dev)
-        forms = {"before": lambda m=model, x=x0: m.forward_layers(x), "after": lambda m=model, x=feats: m(x)}
-        step = step_fn(opt, y)
+        forms = {
+            "before": lambda m=model, x=x0, y=y: ((m.forward_layers(x) - y) ** 2).mean(),
+            "after": lambda m=model, x=feats, y=y: m.squared_error(x, y),
+        }
+        step = step_fn(opt)
 
         flops = {}
         for label, fn in forms.items():

@@ -162,13 +162,21 @@ def test_path_form_equals_layer_by_layer_network_with_its_gradients(L, H, G, pru
         for k, gr in g_ref.items():
             assert gr.abs().max() > 0, k
             assert torch.allclose(g[k], gr, rtol=1e-11, atol=1e-11 * gr.abs().max()), k
+        # the training loss with each chunk differentiated right after its forward (scaled: its backward must
+        # carry the incoming gradient)
+        m.zero_grad(set_to_none=True)
+        loss = m.squared_error(inp, y)
+        (2.5 * loss).backward()
+        assert torch.allclose(loss, ((f_ref - y) ** 2).mean(), rtol=1e-12)
+        for k, gr in g_ref.items():
+            assert torch.allclose(m.get_parameter(k).grad / 2.5, gr, rtol=1e-11, atol=1e-11 * gr.abs().max()), k
 
 
 @pytest.mark.parametrize("L, H, G, K", [(2, 3, 2, 5), (3, 2, 2, 4), (1, 3, 1, 3)])
 def test_path_network_backward_against_finite_differences(L, H, G, K):
-    """The hand-written backward of the chunked CPU path (chunks of 2 sequences over 5) against torch's numerical
-    Jacobian (gradcheck), and its forward against the plain torch operations."""
-    from smattn.p1.images.path_form import PathNetwork, path_core_autograd
+    """The hand-written backward of the chunked CPU path (chunks of 2 sequences over 5), alone and inside the squared
+    error, against torch's numerical Jacobian (gradcheck), and its forward against the plain torch operations."""
+    from smattn.p1.images.path_form import PathNetwork, PathSquaredError, path_core_autograd
 
     torch.manual_seed(0)
     O = 2 * L * H * G + H**L
@@ -178,6 +186,10 @@ def test_path_network_backward_against_finite_differences(L, H, G, K):
     assert torch.autograd.gradcheck(lambda a, b: PathNetwork.apply(v, a, b, L, H, G, 2), (w, pos))
     f = PathNetwork.apply(v, w, pos, L, H, G, 2)
     assert torch.allclose(f, path_core_autograd(v @ w.T, pos, L, H, G), atol=1e-12)
+    y = torch.randn(5, dtype=torch.float64)
+    assert torch.autograd.gradcheck(lambda a, b: PathSquaredError.apply(v, a, b, y, L, H, G, 2), (w, pos))
+    loss = PathSquaredError.apply(v, w, pos, y, L, H, G, 2)
+    assert torch.allclose(loss, ((f - y) ** 2).mean(), atol=1e-12)
 
 
 def test_path_layout_is_checked():

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from smattn.p1.images.features import TokenFeatures
-from smattn.p1.images.path_form import path_network, path_readouts
+from smattn.p1.images.path_form import path_network, path_readouts, path_squared_error
 
 
 class AttentionPathsTransformer(nn.Module):
@@ -115,8 +115,8 @@ class AttentionPathsTransformer(nn.Module):
             out.append(torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1).transpose(2, 3))
         return out
 
-    def forward(self, x0: torch.Tensor | TokenFeatures) -> torch.Tensor:
-        """Outputs f [B] of sequences x0 [B, T, D] or of their ``TokenFeatures``, as the sum over attention paths."""
+    def _path_inputs(self, x0: torch.Tensor | TokenFeatures):
+        """(values, stacked weights, positional products) of ``path_network`` for x0 or its ``TokenFeatures``."""
         feats = isinstance(x0, TokenFeatures)
         if not feats and (x0.dim() != 3 or x0.shape[-1] != self.token_dim):
             raise ValueError(f"AttentionPathsTransformer: expected x0 [B, T, {self.token_dim}], got {tuple(x0.shape)}")
@@ -126,7 +126,16 @@ class AttentionPathsTransformer(nn.Module):
         with torch.autocast(values.device.type, enabled=False):
             w = self.path_input_weights()
             w, pos = x0.weights(w) if feats else (w, w.new_zeros(x0.shape[1], w.shape[0]))
-        return path_network(values, w, pos, self.n_layers, self.n_heads, self.qk_dim)
+        return values, w, pos
+
+    def forward(self, x0: torch.Tensor | TokenFeatures) -> torch.Tensor:
+        """Outputs f [B] of sequences x0 [B, T, D] or of their ``TokenFeatures``, as the sum over attention paths."""
+        return path_network(*self._path_inputs(x0), self.n_layers, self.n_heads, self.qk_dim)
+
+    def squared_error(self, x0: torch.Tensor | TokenFeatures, y: torch.Tensor) -> torch.Tensor:
+        """The training loss mean_b (f_b - y_b)^2 [0-dim] for targets y [B]: ``forward``'s f, with (on a CPU) each
+        chunk of sequences differentiated right after its forward (``path_squared_error``)."""
+        return path_squared_error(*self._path_inputs(x0), y, self.n_layers, self.n_heads, self.qk_dim)
 
     def forward_layers(self, x0: torch.Tensor) -> torch.Tensor:
         """The layer-by-layer definition (module docstring): z^(0) = x0 W_in^T, then each layer's head sum of N-wide
