@@ -17,7 +17,7 @@ inputs). Prints the bundle's size (the device takes at most 64 MiB with the repo
   and the projection of the paper's 41,240 steps; NUTS (collapsed, float32, 10 vectorised chains) at N = 10 and
   N = 500 on the export, s per vectorised tree step, ESS of U and the projected faithful presets; peak GPU memory
   (torch, JAX) and host RSS;
-* ``unit_costs.csv``: the measured GPU rows of the cost plan (benchmarks/unit_costs.csv format: ``p1_images_train``,
+* ``unit_costs.csv``: the measured GPU rows of the cost plan (rules/unit_costs.csv format: ``p1_images_train``,
   ``p1_images_sample``; merge with ``benchmarks/unit_costs.py --gpu-rows``);
 * ``log.txt``: the run's lines.
 

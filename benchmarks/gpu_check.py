@@ -12,7 +12,7 @@
 
 The image-task inputs are the workflow's export (``--export``/``--theory``) when given, else random inputs of the
 same shapes (timing does not depend on their values; tree lengths do, so give the export for NUTS projections).
-``--unit-costs FILE`` writes the measured GPU rows of the cost plan (benchmarks/unit_costs.csv format; merge with
+``--unit-costs FILE`` writes the measured GPU rows of the cost plan (rules/unit_costs.csv format; merge with
 benchmarks/unit_costs.py --gpu-rows FILE). ``--tiny``: a few-second CPU run of the same code paths at toy sizes (the
 test suite runs it so the check cannot rot).
 

@@ -1,4 +1,4 @@
-"""Unit costs of the cost plan (benchmarks/unit_costs.csv, read by rule cost_plan; smattn.costs), measured.
+"""Unit costs of the cost plan (rules/unit_costs.csv, read by rule cost_plan; smattn.costs), measured.
 
 CPU rows come from a finished run's cost table: for every computing job of the run, its measured CPU time, wall time
 and peak memory (results/costs/jobs.csv) against its work units under the run's own parameters (the workflow loaded at
@@ -10,7 +10,7 @@ already in the table are kept, the ones recalibrated are replaced. The measuring
 smattn.costs.units; this is their command line.
 
     PYTHONPATH=src .venv/bin/python benchmarks/unit_costs.py --jobs results/costs/jobs.csv --scale laptop \\
-        --commit $(git rev-parse --short HEAD) [--gpu-rows gpu_units.csv] [--out benchmarks/unit_costs.csv]
+        --commit $(git rev-parse --short HEAD) [--gpu-rows gpu_units.csv] [--out rules/unit_costs.csv]
     (or --run-dir <workflow directory> instead of --jobs: the benchmark files of the jobs a run has finished)
 """
 
@@ -29,7 +29,7 @@ def main():
     ap.add_argument("--commit", required=True, help="the commit the run was made with")
     ap.add_argument("--machine", default=None, help="the machine of the run (default: this one)")
     ap.add_argument("--gpu-rows", default=None, help="GPU rows measured by benchmarks/gpu_check.py --unit-costs")
-    ap.add_argument("--out", default="benchmarks/unit_costs.csv")
+    ap.add_argument("--out", default="rules/unit_costs.csv")
     a = ap.parse_args()
     startup = {env: units.env_startup(env) for env in units.ENV_IMPORTS}
     for env, (cpu, rss) in startup.items():

@@ -191,7 +191,7 @@ def by_scale(smoke, laptop, paper):
 
 
 # measured unit costs (benchmarks/unit_costs.py) from which planned_runtime/planned_mem_mb size a rule's requests
-UNIT_COSTS = "benchmarks/unit_costs.csv"
+UNIT_COSTS = "rules/unit_costs.csv"
 _UNITS = read_unit_costs(workflow.source_path(f"../{UNIT_COSTS}"))
 
 

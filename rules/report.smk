@@ -108,7 +108,7 @@ localrules:
 rule cost_plan:
     """What every computing job of `all` will cost at the configured scale, before anything runs: projected CPU and
     GPU hours, peak memory, beside the declared runtime and mem_mb, flagging a runtime below twice its projection or
-    above max(10x, 60 min) (smattn.costs; unit costs from benchmarks/unit_costs.csv). `snakemake cost_plan --cores 1 --config scale=paper`.
+    above max(10x, 60 min) (smattn.costs; unit costs from rules/unit_costs.csv). `snakemake cost_plan --cores 1 --config scale=paper`.
     """
     input:
         units=UNIT_COSTS,

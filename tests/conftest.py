@@ -22,7 +22,6 @@ WORKFLOW_FILES = (
     "claims",
     "envs",
     "profiles",
-    "benchmarks",  # unit_costs.csv, read by the cost plan
 )
 
 

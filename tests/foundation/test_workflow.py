@@ -495,7 +495,7 @@ def test_group_target_builds_its_figures_claims_and_exactly_its_jobs_costs(workd
 
 @pytest.mark.parametrize("scale", ["smoke", "laptop", "paper"])
 def test_cost_plan_flags_no_job(workdir, scale):
-    """`snakemake cost_plan` projects every computing job of `all` from benchmarks/unit_costs.csv without running
+    """`snakemake cost_plan` projects every computing job of `all` from rules/unit_costs.csv without running
     one, and no job's declared runtime is below twice its projection or above max(10x, 60 min), nor its mem_mb below
     its projected peak; the GPU jobs ask for at most 2 GPU-hours in all, and at paper scale they are exactly the gpu=1
     rules'."""

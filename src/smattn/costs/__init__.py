@@ -11,7 +11,7 @@
   of its dominant arrays) from the run's resolved parameters.
 * ``units`` — unit costs (``UnitCost``): seconds per unit of work and MB per memory unit of each rule on a CPU or a
   GPU, calibrated from a recorded run's measured jobs (``calibrate``) or computed from a card's peak, kept in
-  ``benchmarks/unit_costs.csv``.
+  ``rules/unit_costs.csv``.
 * ``plan`` — the cost plan: every job projected as ``overhead_s + s_per_unit x work`` seconds and
   ``rss_base_mb + mb_per_unit x memory units`` MB (``project_job``), flagged where its declared runtime or memory
   does not fit, and totalled (``plan_summary``). ``request`` sizes what a rule's job asks for from the same

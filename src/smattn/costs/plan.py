@@ -282,7 +282,7 @@ def plan_markdown(s: dict, scale: str, units: Sequence[UnitCost]) -> str:
         f"{len(s['flagged'])}",
         *(f"- `{r.rule}` {r.wildcards}: {r.flag}" for r in s["flagged"]),
         "",
-        "Unit costs (benchmarks/unit_costs.csv):",
+        "Unit costs (rules/unit_costs.csv):",
         *sorted(
             {
                 f"- {u.basis} at {u.calib_scale} scale: {u.source}; {u.machine}; {u.date}; commit {u.commit}"

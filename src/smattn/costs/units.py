@@ -1,5 +1,5 @@
 """Unit costs: what a unit of work of each rule costs on a device, measured (or, for a GPU, computed) and kept in
-a table (``benchmarks/unit_costs.csv``, written by ``benchmarks/unit_costs.py``).
+a table (``rules/unit_costs.csv``, written by ``benchmarks/unit_costs.py``).
 
 A job's cost is ``overhead_s + s_per_unit * work`` CPU seconds (or GPU seconds for a gpu=1 job run on a GPU), its
 peak memory ``rss_base_mb + mb_per_unit * memory units`` MB (2**20 bytes), work and memory units as ``work``
