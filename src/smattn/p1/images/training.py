@@ -281,22 +281,19 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> 
 
 class TrainStep:
     """One Adam step on a batch (x: sequences [B, 48, 192] or their TokenFeatures; y [B]; device tensors) at the
-    configured precision; returns the detached loss (0-dim device tensor). Never waits for the device. ``forward``:
-    the (possibly compiled) model."""
+    configured precision; returns the detached loss (0-dim device tensor). Never waits for the device. ``loss``: the
+    model's ``squared_error``, compiled when ``cfg.compile``."""
 
     def __init__(self, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig, device: torch.device):
         self.model, self.opt, self.precision, self.device = model, opt, cfg.precision, device
-        self.forward = torch.compile(model) if cfg.compile else model
+        # the squared error of the path form (AttentionPathsTransformer.squared_error)
+        self.loss = torch.compile(model.squared_error) if cfg.compile else model.squared_error
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
-        self.loss_fn = nn.MSELoss()
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         self.opt.zero_grad(set_to_none=True)
         with autocast(self.precision, self.device):
-            if self.forward is self.model and hasattr(self.model, "squared_error"):
-                loss = self.model.squared_error(x, y)  # the same loss, each chunk differentiated after its forward
-            else:
-                loss = self.loss_fn(self.forward(x).float(), y)
+            loss = self.loss(x, y)
         self.scaler.scale(loss).backward()
         self.scaler.step(self.opt)
         self.scaler.update()
