@@ -6,18 +6,19 @@ Snakefile builds them at laptop scale, ``smattn.scriptio.job_from_workflow``) th
 
 * checks in float64 that both forms give the same outputs and gradients on a fixed batch (largest relative
   difference printed, float64 rounding ~1e-15 when they agree);
-* times ``--steps`` Adam steps (forward, backward, update) of each form after two warm-up steps, alternating the two
-  over ``--repeats`` rounds: *before* = ``forward_layers`` on the sequences x_0 [B, 48, 192], the network's
-  layer-by-layer definition (N-wide token vectors); *after* = ``squared_error`` (the path form, each chunk of
-  sequences differentiated right after its forward) on the same batch's ``TokenFeatures`` [B, 48, 67] (what
-  ``p1_images_train`` runs). Both on the same task draws of real-shaped tokens (channel-replicated patches);
+* times ``--steps`` Adam steps (forward, backward, update) of each form after two warm-up steps, alternating the
+  forms over ``--repeats`` rounds: *before* = ``forward_layers`` on the sequences x_0 [B, 48, 192], the network's
+  layer-by-layer definition (N-wide token vectors); *eager* = ``squared_error`` (the path form, each chunk of
+  sequences differentiated right after its forward) on the same batch's ``TokenFeatures`` [B, 48, 67]; *after* = the
+  same with its chunks compiled as the job's ``gd_compile`` says (what ``p1_images_train`` runs). All on the same
+  task draws of real-shaped tokens (channel-replicated patches);
 * counts the FLOPs of each step with torch's FLOP counter (forward and backward) and measures the core's float32 GEMM
   rate in the same process (a [B T, 64] x [64, 2 L H G] product of the step's shape, and a 1024^3 product), so it
   prints the fraction of that rate each form reaches.
 
-Printed: per model the median ms per step of both, the paired after/before ratio per round and its median, FLOPs per
-step and GFLOP/s of each, the GEMM rates, and the float64 agreement. The training job runs with ``keep_freed_memory``
-(``smattn.p1.images.memory``); so does this process.
+Printed: per model the median ms per step of each form, the paired after/before and after/eager ratios per round and
+their medians, FLOPs per step and GFLOP/s of each, the GEMM rates, and the float64 agreement. The training job runs
+with ``keep_freed_memory`` (``smattn.p1.images.memory``); so does this process.
 
     PYTHONPATH=src .venv/bin/python benchmarks/p1_images_train_speed.py --repeats 3
 """
@@ -124,16 +125,21 @@ def main() -> None:
         opt = make_optimizer(model, cfg, dev)
         forms = {
             "before": lambda m=model, x=x0, y=y: ((m.forward_layers(x) - y) ** 2).mean(),
-            "after": lambda m=model, x=feats, y=y: m.squared_error(x, y),
+            "eager": lambda m=model, x=feats, y=y: m.squared_error(x, y),
+            "after": lambda m=model, x=feats, y=y, c=cfg.compile: m.squared_error(x, y, compiled=c),
         }
         step = step_fn(opt)
 
         flops = {}
         for label, fn in forms.items():
+            # the compiled form runs the eager form's operations (its kernels escape the counter)
             with FlopCounterMode(display=False) as fc:
-                step(fn)
+                step(forms["eager"] if label == "after" else fn)
             flops[label] = fc.get_total_flops()
-        times = {"before": [], "after": []}
+        t0 = time.perf_counter()
+        step(forms["after"])
+        t_first = time.perf_counter() - t0  # the compilation, or Inductor's cache hit
+        times = {label: [] for label in forms}
         for _ in range(a.repeats):
             for label, fn in forms.items():
                 for _ in range(2):
@@ -148,6 +154,7 @@ def main() -> None:
         rate_step = gemm_rate(cfg.batch * 48, 64, 2 * L * H * G)
         rate_big = gemm_rate(1024, 1024, 1024)
         ratios = [b / a_ for a_, b in zip(times["before"], times["after"], strict=True)]
+        ratios_eager = [b / a_ for a_, b in zip(times["eager"], times["after"], strict=True)]
         print(f"{name}: float64 outputs and gradients of the two forms: largest relative difference {rel:.1e}")
         for label in forms:
             t = statistics.median(times[label])
@@ -159,7 +166,10 @@ def main() -> None:
         print(
             f"  GEMM rates here: [{cfg.batch * 48}, 64] x [64, {2 * L * H * G}] {rate_step:.1f} GFLOP/s, 1024^3 "
             f"{rate_big:.1f} GFLOP/s; paired after/before per round {', '.join(f'{r:.3f}' for r in ratios)} "
-            f"(median {statistics.median(ratios):.3f}, speed-up {1 / statistics.median(ratios):.2f}x)",
+            f"(median {statistics.median(ratios):.3f}, speed-up {1 / statistics.median(ratios):.2f}x); "
+            f"after/eager {', '.join(f'{r:.3f}' for r in ratios_eager)} "
+            f"(median {statistics.median(ratios_eager):.3f}); "
+            f"after = compiled: {cfg.compile} (first step {t_first:.1f} s)",
             flush=True,
         )
 

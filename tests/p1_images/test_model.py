@@ -192,6 +192,37 @@ def test_path_network_backward_against_finite_differences(L, H, G, K):
     assert torch.allclose(loss, ((f - y) ** 2).mean(), atol=1e-12)
 
 
+def test_compiled_chunks_match_plain_autograd_in_float64():
+    """The laptop training's loss with its chunks compiled by TorchInductor (gd_compile): loss and both weight
+    gradients against torch's autograd of the plain operations (path_core_autograd), float64, chunks of 2 over 5
+    sequences (a full and a short chunk: two compilations)."""
+    from smattn.p1.images.path_form import path_core_autograd, path_squared_error
+
+    torch.manual_seed(1)
+    L, H, G, K = 2, 3, 2, 5
+    O = 2 * L * H * G + H**L
+    v = torch.randn(5, 7, K, dtype=torch.float64)
+    y = torch.randn(5, dtype=torch.float64)
+    w = torch.randn(O, K, dtype=torch.float64, requires_grad=True)
+    pos = torch.randn(7, O, dtype=torch.float64, requires_grad=True)
+    ref = ((path_core_autograd(v @ w.T, pos, L, H, G) - y) ** 2).mean()
+    g_ref = torch.autograd.grad(3.0 * ref, (w, pos))
+    loss = path_squared_error(v, w, pos, y, L, H, G, chunk=2, compiled=True)
+    g = torch.autograd.grad(3.0 * loss, (w, pos))  # an incoming gradient of 3: the stored gradients are scaled
+    assert torch.allclose(loss, ref, rtol=1e-12)
+    for a, b in zip(g, g_ref, strict=True):
+        assert torch.allclose(a, b, rtol=1e-11, atol=1e-12 * b.abs().max())
+
+
+def test_compiled_loss_without_cpp_compiler_names_the_remedy(monkeypatch):
+    from smattn.p1.images.path_form import cpp_compiler
+
+    monkeypatch.delenv("CXX", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(ValueError, match="no C\\+\\+ compiler.*gd_compile: false"):
+        cpp_compiler()
+
+
 def test_path_layout_is_checked():
     from smattn.p1.images.path_form import path_core_autograd
 

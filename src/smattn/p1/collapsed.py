@@ -23,6 +23,7 @@ stiff (curvature ~ 1/T times the data scale) next to prior-dominated ones; remov
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -89,8 +90,7 @@ def train_kernel(U, gram_or_xb, iu=None):
     [P, H_tot, D] by direct contraction."""
     if iu is not None:
         P = (math.isqrt(8 * int(gram_or_xb.shape[1]) + 1) - 1) // 2
-        upper = jnp.zeros((P, P), gram_or_xb.dtype).at[np.triu_indices(P)].set(U[iu] @ gram_or_xb)
-        return upper + jnp.triu(upper, 1).T
+        return _unpack(U[iu] @ gram_or_xb, P)
     return jnp.einsum("apd,pq,bqd->ab", gram_or_xb, U, gram_or_xb)
 
 
@@ -157,6 +157,85 @@ def marginal_log_likelihood(K, y, temperature):
     return gaussian_log_density(K + temperature * jnp.eye(y.shape[0], dtype=K.dtype), y)
 
 
+@functools.cache
+def _packed_layout(P: int):
+    """Flat C-order indices [P (P + 1) / 2] of the upper triangle of a P x P matrix (row-major, as ``train_kernel``
+    packs it) and the weights that turn d/dS of a symmetric S into d/d(packed S): 1 on the diagonal, 2 off it."""
+    r, c = np.triu_indices(P)
+    return r * P + c, np.where(r == c, 1.0, 2.0)
+
+
+def _lapack_packed_log_density(k_tri, y, temperature):
+    """NumPy callback of :func:`packed_marginal_log_likelihood`: (value, d/dk_tri [P (P + 1) / 2], d/dy [P], d/dT),
+    all NaN when K + T I is not positive definite.
+
+    S = K + T I is unpacked into the upper triangle of a C-order buffer, which is the lower triangle of the same
+    memory read in Fortran order, so LAPACK factors it (potrf), solves (potrs) and inverts (potri) in place without a
+    copy, and the gradient is read back from the upper triangle: d/dS = (alpha alpha^T - S^{-1}) / 2 packed with
+    ``_packed_layout``'s weights; d/dT = trace(d/dS); d/dy = -alpha."""
+    k_tri, y = np.asarray(k_tri), np.asarray(y)
+    P, dt = y.shape[0], k_tri.dtype
+    flat, weight = _packed_layout(P)
+    S = np.empty((P, P), dt)
+    S.ravel()[flat] = k_tri
+    S.ravel()[:: P + 1] += np.asarray(temperature, dt)
+    potrf, potrs, potri = lapack.get_lapack_funcs(("potrf", "potrs", "potri"), (S,))
+    C, info = potrf(S.T, lower=1, overwrite_a=1, clean=0)
+    if info != 0:
+        nan = np.asarray(np.nan, dt)
+        return nan, np.full_like(k_tri, np.nan), np.full_like(y, np.nan), nan
+    alpha, _ = potrs(C, y, lower=1)
+    value = -0.5 * np.dot(y, alpha) - np.sum(np.log(np.diag(C))) - 0.5 * P * _LOG_2PI
+    inv, _ = potri(C, lower=1, overwrite_c=1)  # S^{-1} in the lower triangle, Fortran order: the C-order upper one
+    inv_tri = inv.T.ravel()[flat]
+    d_tri = (np.outer(alpha, alpha).ravel()[flat] - inv_tri) * (0.5 * weight).astype(dt)
+    d_T = 0.5 * (np.dot(alpha, alpha) - np.sum(inv_tri[weight == 1.0]))
+    return np.asarray(value, dt), d_tri, (-alpha).astype(dt), np.asarray(d_T, dt)
+
+
+@jax.custom_vjp
+def packed_marginal_log_likelihood(k_tri, y, temperature):
+    """log N(y; 0, K + T I) (scalar) of labels y [P] given the kernel K by its packed upper triangle k_tri
+    [P (P + 1) / 2] (row-major, ``train_kernel``'s layout) and the temperature T (scalar).
+
+    The gradient with respect to k_tri comes back packed, so no P x P matrix is unpacked, symmetrised or gathered by
+    XLA: on the CPU one LAPACK callback factors, solves and inverts in place (``_lapack_packed_log_density``);
+    elsewhere (GPU) the matrix is unpacked and :func:`marginal_log_likelihood` is differentiated."""
+    return _packed_fwd(k_tri, y, temperature)[0]
+
+
+def _packed_fwd(k_tri, y, temperature):
+    if jax.default_backend() == "cpu":
+        dt = k_tri.dtype
+        shapes = tuple(jax.ShapeDtypeStruct(a.shape, dt) for a in (jnp.zeros((), dt), k_tri, y, jnp.zeros((), dt)))
+        value, *grads = jax.pure_callback(
+            _lapack_packed_log_density,
+            shapes,
+            k_tri,
+            y.astype(dt),
+            jnp.asarray(temperature, dt),
+            vmap_method="sequential",
+        )
+        return value, tuple(grads)
+    value, vjp = jax.vjp(
+        lambda k, yy, t: marginal_log_likelihood(_unpack(k, yy.shape[0]), yy, t), k_tri, y, temperature
+    )
+    return value, vjp(jnp.ones_like(value))
+
+
+def _packed_bwd(grads, g):
+    return tuple(g * d for d in grads)
+
+
+packed_marginal_log_likelihood.defvjp(_packed_fwd, _packed_bwd)
+
+
+def _unpack(k_tri, P: int):
+    """The symmetric P x P matrix of a packed upper triangle [P (P + 1) / 2]."""
+    upper = jnp.zeros((P, P), k_tri.dtype).at[np.triu_indices(P)].set(k_tri)
+    return upper + jnp.triu(upper, 1).T
+
+
 def gp_mean(U, data: CollapsedData, temperature):
     """Test predictions k_U(x*)^T (K_U + T I)^{-1} y [P_test] given U [H, H]."""
     K = train_kernel(U, data.xb)
@@ -181,7 +260,11 @@ def collapsed_weights_model(gram_or_xb, y, arch=None, iu=None, temperature=None,
     sa = jnp.sqrt(jnp.asarray(arch.sigma2_a, dtype))
     weights["a"] = numpyro.sample("a", dist.Normal(jnp.zeros((N[-1],), dtype), sa))
     U = order_parameter(weights, N[0])
-    numpyro.factor("y", marginal_log_likelihood(train_kernel(U, gram_or_xb, iu), y, jnp.asarray(temperature, dtype)))
+    T = jnp.asarray(temperature, dtype)
+    if iu is not None:  # the Gram tensor's triangles: the kernel stays packed (packed_marginal_log_likelihood)
+        numpyro.factor("y", packed_marginal_log_likelihood(U[iu] @ gram_or_xb, y, T))
+    else:
+        numpyro.factor("y", marginal_log_likelihood(train_kernel(U, gram_or_xb), y, T))
 
 
 def order_parameter(weights: dict, N0: int):

@@ -132,10 +132,12 @@ class AttentionPathsTransformer(nn.Module):
         """Outputs f [B] of sequences x0 [B, T, D] or of their ``TokenFeatures``, as the sum over attention paths."""
         return path_network(*self._path_inputs(x0), self.n_layers, self.n_heads, self.qk_dim)
 
-    def squared_error(self, x0: torch.Tensor | TokenFeatures, y: torch.Tensor) -> torch.Tensor:
+    def squared_error(self, x0: torch.Tensor | TokenFeatures, y: torch.Tensor, compiled: bool = False) -> torch.Tensor:
         """The training loss mean_b (f_b - y_b)^2 [0-dim] for targets y [B]: ``forward``'s f, with (on a CPU) each
-        chunk of sequences differentiated right after its forward (``path_squared_error``)."""
-        return path_squared_error(*self._path_inputs(x0), y, self.n_layers, self.n_heads, self.qk_dim)
+        chunk of sequences differentiated right after its forward, compiled when ``compiled``
+        (``path_squared_error``)."""
+        L, H, G = self.n_layers, self.n_heads, self.qk_dim
+        return path_squared_error(*self._path_inputs(x0), y, L, H, G, compiled=compiled)
 
     def forward_layers(self, x0: torch.Tensor) -> torch.Tensor:
         """The layer-by-layer definition (module docstring): z^(0) = x0 W_in^T, then each layer's head sum of N-wide

@@ -19,6 +19,10 @@ autocast, where chunking buys nothing, and as the reference of the hand-written 
 
 from __future__ import annotations
 
+import functools
+import os
+import shutil
+
 import torch
 
 #: sequences per chunk of ``PathNetwork``: a chunk's product with the input, [32 x 48, 67] x [67, ~600], runs at about
@@ -78,11 +82,98 @@ def path_core_autograd(x: torch.Tensor, pos: torch.Tensor, L: int, H: int, G: in
         return torch.einsum("btp,pbt->b", u, v.to(u.dtype))
 
 
+def _chunk_forward(vc, w_qk, pos_qk, w_u, pos_u, b: int, L: int, H: int, G: int):
+    """f [b] of one chunk of b sequences from its input features vc [b T, K], and what its backward needs.
+
+    The queries and keys of every layer and head come from one batched product with the input, [2 L H, b T, G],
+    head-major so no transposition follows; then the path values u, the attention and the path contraction.
+    w_qk [2 L H, K, G], pos_qk [2 L H, 1, T, G], w_u [H^L, K], pos_u [T, H^L] (``_Chunks``)."""
+    n2 = 2 * L * H
+    bT, K = vc.shape
+    T = bT // b
+    qk = torch.bmm(vc.expand(n2, bT, K), w_qk).view(n2, b, T, G) + pos_qk
+    u = (vc @ w_u.t()).view(b, T, -1) + pos_u
+    attn = []
+    for l in range(L):
+        q = qk[l * H : (l + 1) * H].view(H * b, T, G)
+        k = qk[(L + l) * H : (L + l + 1) * H].view(H * b, T, G)
+        attn.append(torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1).view(H, b, T, T))
+    vs = _chain_heads(attn)
+    return torch.einsum("btp,pbt->b", u, vs[0]), (qk, u, attn, vs)
+
+
+def _chunk_backward(vc, saved, g, L: int, H: int, G: int):
+    """The weight gradients of one chunk for d f / d f_chunk = g [b]: (dw_qk [2 L H, G, K], dw_u [H^L, K],
+    dpos_qk [2 L H, T, G], dpos_u [T, H^L]); vc and ``saved`` as ``_chunk_forward`` took and returned them."""
+    qk, u, attn, vs = saved
+    b, T, _ = u.shape
+    n2 = 2 * L * H
+    du = (vs[0] * g.view(1, b, 1)).permute(1, 2, 0)  # [b, T, P]
+    dw_u = du.reshape(b * T, -1).t() @ vc
+    dpos_u = du.sum(dim=0)
+    dv = u.permute(2, 0, 1) * g.view(1, b, 1)  # d f / d V^(0): [P, b, T]
+    dvs = [None] * L
+    for l in range(L - 1):
+        n = vs[l + 1].shape[0]
+        dvs[l] = dv.view(H, n, b, T).transpose(1, 2)  # [H, b, n, T]
+        # V^(l)[h] = V^(l+1) A_l[h]  =>  dV^(l+1) = sum_h dV^(l)[h] A_l[h]^T
+        dv = torch.matmul(dvs[l], attn[l].transpose(-1, -2)).sum(dim=0).transpose(0, 1)  # [n, b, T]
+    dabar = dv * (1.0 / T)  # abar_L = mean over the T queries of A_L: dA_L[t, s] = dabar[s] / T
+    dq, dk = [], []
+    for l in range(L):
+        a = attn[l]
+        if l == L - 1:
+            da = dabar.unsqueeze(2).expand_as(a)  # dA[t, s] = dabar[s] for every query t
+        else:
+            # dA[h] = V^(l+1)^T dV^(l)[h] (rank H^(L-1-l))
+            vt = vs[l + 1].permute(1, 2, 0).unsqueeze(0)  # [1, b, T, n]
+            da = torch.matmul(vt.expand(H, b, T, vt.shape[-1]), dvs[l])
+        # softmax backward, one fused pass: dS = A (dA - sum_s' A[t, s'] dA[t, s'])
+        ds = torch._softmax_backward_data(da, a, -1, a.dtype).view(H * b, T, T)
+        q = qk[l * H : (l + 1) * H].view(H * b, T, G)
+        k = qk[(L + l) * H : (L + l + 1) * H].view(H * b, T, G)
+        dq.append(torch.bmm(ds, k).view(H, b * T, G))
+        dk.append(torch.bmm(ds.transpose(1, 2), q).view(H, b * T, G))
+    dqk = torch.cat(dq + dk)  # [2 L H, b T, G]
+    dw_qk = torch.bmm(dqk.transpose(1, 2), vc.expand(n2, b * T, vc.shape[1]))
+    return dw_qk, dw_u, dqk.view(n2, b, T, G).sum(dim=1), dpos_u
+
+
+def chunk_squared_error(vc, yc, w_qk, pos_qk, w_u, pos_u, scale: float, L: int, H: int, G: int):
+    """One chunk of ``PathSquaredError``: the sum of squared errors sum_b (f_b - y_b)^2 of sequences vc [b T, K]
+    against yc [b], and the chunk's weight gradients (``_chunk_backward``) of ``scale`` times that sum. A pure
+    function of tensors, so ``torch.compile`` can fuse it (``compiled_chunk_squared_error``)."""
+    b = yc.shape[0]
+    f, saved = _chunk_forward(vc, w_qk, pos_qk, w_u, pos_u, b, L, H, G)
+    r = f - yc
+    return (r.dot(r), *_chunk_backward(vc, saved, r * (2.0 * scale), L, H, G))
+
+
+def cpp_compiler() -> str:
+    """The C++ compiler TorchInductor's CPU backend will call ($CXX, else the first of c++, g++, clang++ on the PATH);
+    ValueError naming the remedy when there is none."""
+    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    raise ValueError(
+        "gd_compile: true compiles the training loss into C++ kernels on a CPU, and no C++ compiler was found "
+        "($CXX, c++, g++, clang++): install one (e.g. g++, or conda's cxx-compiler), or set p1_images.gd_compile: "
+        "false (the same network up to float32 rounding, 15-25 % slower steps)"
+    )
+
+
+@functools.cache
+def compiled_chunk_squared_error():
+    """``chunk_squared_error`` compiled by TorchInductor (one C++ kernel per run of elementwise operations and
+    reductions around the products; needs a C++ compiler at run time, ``cpp_compiler``), with static shapes: one
+    compilation per model and chunk size, kept in Inductor's on-disk cache for the next process."""
+    cpp_compiler()
+    return torch.compile(chunk_squared_error, dynamic=False)
+
+
 class _Chunks:
-    """The chunk walk shared by ``PathNetwork`` and ``PathSquaredError``: per chunk of sequences, the forward (the
-    queries and keys of every layer and head from one batched product with the input, [2 L H, b T, G], head-major so
-    no transposition follows; the path values u; the attention; the path contraction) and the backward of a given
-    d f / d f_chunk, accumulating the weight gradients (batched products). A chunk's tensors are a few MB.
+    """The chunk walk shared by ``PathNetwork`` and ``PathSquaredError``: the weights in the layouts of
+    ``_chunk_forward`` and the sum of the chunks' gradients. A chunk's tensors are a few MB.
 
     values: [B, T, K] (no gradient); weight: [O, K]; pos: [T, O], O = 2 L H G + H^L (``_layout``)."""
 
@@ -101,67 +192,35 @@ class _Chunks:
     def starts(self):
         return range(0, self.values.shape[0], self.chunk)
 
+    def values_at(self, b0: int):
+        """The input features [b T, K] of the chunk starting at sequence b0."""
+        return self.values[b0 : b0 + self.chunk].reshape(-1, self.values.shape[2])
+
+    def weights(self) -> tuple:
+        """(w_qk, pos_qk, w_u, pos_u), the weight arguments of ``_chunk_forward``."""
+        return self.w_qk, self.pos_qk, self.w_u, self.pos_u
+
     def forward(self, b0: int):
         """f [b] of the chunk starting at sequence b0, and what its backward needs."""
-        L, H, G, n2 = self.L, self.H, self.G, self.n2
-        B, T, K = self.values.shape
-        b = min(self.chunk, B - b0)
-        vc = self.values[b0 : b0 + b].reshape(b * T, K)
-        qk = torch.bmm(vc.expand(n2, b * T, K), self.w_qk).view(n2, b, T, G)
-        qk += self.pos_qk
-        u = (vc @ self.w_u.t()).view(b, T, self.P) + self.pos_u
-        attn = []
-        for l in range(L):
-            q = qk[l * H : (l + 1) * H].view(H * b, T, G)
-            k = qk[(L + l) * H : (L + l + 1) * H].view(H * b, T, G)
-            attn.append(torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1).view(H, b, T, T))
-        vs = _chain_heads(attn)
-        return torch.einsum("btp,pbt->b", u, vs[0]), (qk, u, attn, vs)
+        vc = self.values_at(b0)
+        b = vc.shape[0] // self.values.shape[1]
+        return _chunk_forward(vc, *self.weights(), b, self.L, self.H, self.G)
 
     def zero_grads(self):
-        """The accumulators of ``backward``: (dw_qk [2 L H, G, K], dw_u [H^L, K], dpos_qk [2 L H, T, G], dpos_u)."""
+        """The accumulators of ``add``: (dw_qk [2 L H, G, K], dw_u [H^L, K], dpos_qk [2 L H, T, G], dpos_u)."""
         _, T, K = self.values.shape
         new = self.values.new_zeros
         return new(self.n2, self.G, K), new(self.O - self.u0, K), new(self.n2, T, self.G), new(T, self.O - self.u0)
 
+    @staticmethod
+    def add(grads, chunk_grads) -> None:
+        """Add one chunk's gradients (as ``_chunk_backward`` returns them) to the accumulators ``grads``."""
+        for acc, g in zip(grads, chunk_grads, strict=True):
+            acc += g
+
     def backward(self, b0: int, saved, g, grads) -> None:
         """Add the chunk's weight gradients for d f / d f_chunk = g [b] to ``grads`` (``zero_grads``)."""
-        L, H, G, n2 = self.L, self.H, self.G, self.n2
-        dw_qk, dw_u, dpos_qk, dpos_u = grads
-        qk, u, attn, vs = saved
-        b, T, _ = u.shape
-        K = self.values.shape[2]
-        vc = self.values[b0 : b0 + b].reshape(b * T, K)
-        du = (vs[0] * g.view(1, b, 1)).permute(1, 2, 0)  # [b, T, P]
-        dw_u.addmm_(du.reshape(b * T, -1).t(), vc)
-        dpos_u += du.sum(dim=0)
-        dv = u.permute(2, 0, 1) * g.view(1, b, 1)  # d f / d V^(0): [P, b, T]
-        dvs = [None] * L
-        for l in range(L - 1):
-            n = vs[l + 1].shape[0]
-            dvs[l] = dv.view(H, n, b, T).transpose(1, 2)  # [H, b, n, T]
-            # V^(l)[h] = V^(l+1) A_l[h]  =>  dV^(l+1) = sum_h dV^(l)[h] A_l[h]^T
-            dv = torch.matmul(dvs[l], attn[l].transpose(-1, -2)).sum(dim=0).transpose(0, 1)  # [n, b, T]
-        dabar = dv * (1.0 / T)  # abar_L = mean over the T queries of A_L: dA_L[t, s] = dabar[s] / T
-        dqk = torch.empty_like(qk)
-        da = torch.empty_like(attn[0])  # [H, b, T, T]
-        for l in range(L):
-            a = attn[l]
-            if l == L - 1:
-                da_l = dabar.unsqueeze(2).expand_as(a)  # dA[t, s] = dabar[s] for every query t
-            else:
-                # dA[h] = V^(l+1)^T dV^(l)[h] (rank H^(L-1-l))
-                vt = vs[l + 1].permute(1, 2, 0).unsqueeze(0)  # [1, b, T, n]
-                da_l = torch.matmul(vt.expand(H, b, T, vt.shape[-1]), dvs[l], out=da)
-            # softmax backward, one fused pass: dS = A (dA - sum_s' A[t, s'] dA[t, s'])
-            ds = torch._softmax_backward_data(da_l, a, -1, a.dtype)
-            dsv = ds.view(H * b, T, T)
-            q = qk[l * H : (l + 1) * H].view(H * b, T, G)
-            k = qk[(L + l) * H : (L + l + 1) * H].view(H * b, T, G)
-            torch.bmm(dsv, k, out=dqk[l * H : (l + 1) * H].view(H * b, T, G))
-            torch.bmm(dsv.transpose(1, 2), q, out=dqk[(L + l) * H : (L + l + 1) * H].view(H * b, T, G))
-        dw_qk.baddbmm_(dqk.view(n2, b * T, G).transpose(1, 2), vc.expand(n2, b * T, K))
-        dpos_qk += dqk.sum(dim=1)
+        self.add(grads, _chunk_backward(self.values_at(b0), saved, g, self.L, self.H, self.G))
 
     def gradients(self, grads):
         """(d weight [O, K], d pos [T, O]) from the accumulators."""
@@ -205,29 +264,30 @@ class PathSquaredError(torch.autograd.Function):
     """The mean squared error mean_b (f_b - y_b)^2 [0-dim] of ``PathNetwork``'s f, with its weight gradients computed
     during the forward: each chunk's backward follows its forward at once (d loss / d f_b = 2 (f_b - y_b) / B is
     known as soon as the chunk's f is), while the chunk's tensors are still in cache, and nothing is kept per chunk.
-    The backward scales the stored gradients by the loss's incoming gradient.
+    The backward scales the stored gradients by the loss's incoming gradient. ``compiled``: each chunk by
+    ``compiled_chunk_squared_error`` (the same operations, fused; float rounding may differ), else eagerly.
 
     values: [B, T, K] (no gradient); weight: [O, K]; pos: [T, O]; y: [B] (no gradient).
     """
 
     @staticmethod
-    def forward(ctx, values, weight, pos, y, L: int, H: int, G: int, chunk: int):
+    def forward(ctx, values, weight, pos, y, L: int, H: int, G: int, chunk: int, compiled: bool = False):
         walk = _Chunks(values, weight, pos, L, H, G, chunk)
         B = values.shape[0]
+        fn = compiled_chunk_squared_error() if compiled else chunk_squared_error
         grads = walk.zero_grads()
         loss = values.new_zeros(())
         for b0 in walk.starts():
-            fc, s = walk.forward(b0)
-            r = fc - y[b0 : b0 + fc.shape[0]]
-            loss += r.dot(r)
-            walk.backward(b0, s, r * (2.0 / B), grads)
+            sse, *chunk_grads = fn(walk.values_at(b0), y[b0 : b0 + chunk], *walk.weights(), 1.0 / B, L, H, G)
+            loss += sse
+            walk.add(grads, chunk_grads)
         ctx.grads = walk.gradients(grads)
         return loss / B
 
     @staticmethod
     def backward(ctx, dloss):
         dweight, dpos = ctx.grads
-        return None, dweight * dloss, dpos * dloss, None, None, None, None, None
+        return None, dweight * dloss, dpos * dloss, None, None, None, None, None, None
 
 
 def path_network(
@@ -257,12 +317,15 @@ def path_squared_error(
     H: int,
     G: int,
     chunk: int = CHUNK,
+    compiled: bool = False,
 ) -> torch.Tensor:
     """The mean squared error mean_b (f_b - y_b)^2 [0-dim, float32 or the weights' dtype] of ``path_network``'s f
-    against targets y [B]: ``PathSquaredError`` (each chunk's backward right after its forward) where
-    ``path_network`` would take ``PathNetwork``, else the plain form's f and the error of it."""
+    against targets y [B]: ``PathSquaredError`` (each chunk's backward right after its forward; ``compiled``: its
+    chunks compiled) where ``path_network`` would take ``PathNetwork``, else the plain form's f and the error of it
+    (``compiled`` unused: compile the caller instead)."""
     dev = values.device.type
     if dev == "cpu" and not torch.is_autocast_enabled(dev) and not values.requires_grad and not y.requires_grad:
-        return PathSquaredError.apply(values, weight, pos, y.to(values.dtype), int(L), int(H), int(G), int(chunk))
+        args = (int(L), int(H), int(G), int(chunk), bool(compiled))
+        return PathSquaredError.apply(values, weight, pos, y.to(values.dtype), *args)
     f = path_network(values, weight, pos, L, H, G, chunk).float()
     return torch.nn.functional.mse_loss(f, y.to(f.dtype))

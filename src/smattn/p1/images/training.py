@@ -26,8 +26,9 @@ Precision (``precision``): ``fp32``; ``tf32`` (TF32 matmuls on a CUDA device; on
 (autocast to bfloat16); ``fp16`` (autocast to float16 with a gradient scaler, the authors' Lightning
 ``precision=16``); ``auto`` in the config (:func:`resolve_precision`): ``bf16`` where the device multiplies bfloat16
 in hardware, else ``fp32`` (a CPU without bfloat16 instructions emulates them, several times slower than fp32).
-``compile``: ``torch.compile`` the training forward. On a CUDA device Adam is the fused kernel, so
-the gradient scaler's inf check does not wait for the device either.
+``compile``: ``torch.compile`` the training loss (on a CPU its per-chunk function, fused into C++ kernels by
+TorchInductor: :func:`smattn.p1.images.path_form.compiled_chunk_squared_error`). On a CUDA device Adam is the fused
+kernel, so the gradient scaler's inf check does not wait for the device either.
 
 Checkpoint dict: hparams, step, model (state dict), optimizer (state dict), scaler (gradient scaler state dict),
 best_model, best_val_acc, best_step, history (dict of lists), config (training settings), done (bool).
@@ -36,6 +37,7 @@ best_model, best_val_acc, best_step, history (dict of lists), config (training s
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -52,6 +54,7 @@ from smattn.io import atomic_path
 from smattn.p1.images.features import FEATURE_DIM
 from smattn.p1.images.memory import keep_freed_memory
 from smattn.p1.images.model import AttentionPathsTransformer
+from smattn.p1.images.path_form import cpp_compiler
 from smattn.p1.images.tasks import DeviceTaskSet, TaskSampler, TaskSet, to_device
 from smattn.progress import progress as progress_lines
 from smattn.settings import Settings, scale_params, setting
@@ -287,7 +290,11 @@ class TrainStep:
     def __init__(self, model: nn.Module, opt: torch.optim.Optimizer, cfg: TrainConfig, device: torch.device):
         self.model, self.opt, self.precision, self.device = model, opt, cfg.precision, device
         # the squared error of the path form (AttentionPathsTransformer.squared_error)
-        self.loss = torch.compile(model.squared_error) if cfg.compile else model.squared_error
+        if cfg.compile and device.type == "cpu":  # the CPU's chunked loss compiles its chunk function
+            cpp_compiler()  # before the first step: no compiler, a clear error
+            self.loss = functools.partial(model.squared_error, compiled=True)
+        else:
+            self.loss = torch.compile(model.squared_error) if cfg.compile else model.squared_error
         self.scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
