@@ -158,11 +158,12 @@ def marginal_log_likelihood(K, y, temperature):
 
 
 @functools.cache
-def _packed_layout(P: int):
+def _packed_layout(P: int, dtype: np.dtype):
     """Flat C-order indices [P (P + 1) / 2] of the upper triangle of a P x P matrix (row-major, as ``train_kernel``
-    packs it) and the weights that turn d/dS of a symmetric S into d/d(packed S): 1 on the diagonal, 2 off it."""
+    packs it) and the factors (of ``dtype``) that turn alpha alpha^T - S^{-1} of a symmetric S into d log N / d(packed
+    S): 1/2 on the diagonal, 1 off it (d/dS = (alpha alpha^T - S^{-1}) / 2, each off-diagonal entry counted twice)."""
     r, c = np.triu_indices(P)
-    return r * P + c, np.where(r == c, 1.0, 2.0)
+    return r * P + c, np.where(r == c, 0.5, 1.0).astype(dtype)
 
 
 def _lapack_packed_log_density(k_tri, y, temperature):
@@ -172,10 +173,10 @@ def _lapack_packed_log_density(k_tri, y, temperature):
     S = K + T I is unpacked into the upper triangle of a C-order buffer, which is the lower triangle of the same
     memory read in Fortran order, so LAPACK factors it (potrf), solves (potrs) and inverts (potri) in place without a
     copy, and the gradient is read back from the upper triangle: d/dS = (alpha alpha^T - S^{-1}) / 2 packed with
-    ``_packed_layout``'s weights; d/dT = trace(d/dS); d/dy = -alpha."""
+    ``_packed_layout``'s factors; d/dT = trace(d/dS); d/dy = -alpha."""
     k_tri, y = np.asarray(k_tri), np.asarray(y)
     P, dt = y.shape[0], k_tri.dtype
-    flat, weight = _packed_layout(P)
+    flat, factor = _packed_layout(P, dt)
     S = np.empty((P, P), dt)
     S.ravel()[flat] = k_tri
     S.ravel()[:: P + 1] += np.asarray(temperature, dt)
@@ -188,8 +189,8 @@ def _lapack_packed_log_density(k_tri, y, temperature):
     value = -0.5 * np.dot(y, alpha) - np.sum(np.log(np.diag(C))) - 0.5 * P * _LOG_2PI
     inv, _ = potri(C, lower=1, overwrite_c=1)  # S^{-1} in the lower triangle, Fortran order: the C-order upper one
     inv_tri = inv.T.ravel()[flat]
-    d_tri = (np.outer(alpha, alpha).ravel()[flat] - inv_tri) * (0.5 * weight).astype(dt)
-    d_T = 0.5 * (np.dot(alpha, alpha) - np.sum(inv_tri[weight == 1.0]))
+    d_tri = (np.outer(alpha, alpha).ravel()[flat] - inv_tri) * factor
+    d_T = 0.5 * (np.dot(alpha, alpha) - np.trace(inv))
     return np.asarray(value, dt), d_tri, (-alpha).astype(dt), np.asarray(d_T, dt)
 
 

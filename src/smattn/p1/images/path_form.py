@@ -82,15 +82,15 @@ def path_core_autograd(x: torch.Tensor, pos: torch.Tensor, L: int, H: int, G: in
         return torch.einsum("btp,pbt->b", u, v.to(u.dtype))
 
 
-def _chunk_forward(vc, w_qk, pos_qk, w_u, pos_u, b: int, L: int, H: int, G: int):
+def _chunk_forward(vc, w_qk, pos_qk, w_u, pos_u, L: int, H: int, G: int):
     """f [b] of one chunk of b sequences from its input features vc [b T, K], and what its backward needs.
 
     The queries and keys of every layer and head come from one batched product with the input, [2 L H, b T, G],
     head-major so no transposition follows; then the path values u, the attention and the path contraction.
     w_qk [2 L H, K, G], pos_qk [2 L H, 1, T, G], w_u [H^L, K], pos_u [T, H^L] (``_Chunks``)."""
-    n2 = 2 * L * H
+    n2, T = 2 * L * H, pos_qk.shape[2]
     bT, K = vc.shape
-    T = bT // b
+    b = bT // T
     qk = torch.bmm(vc.expand(n2, bT, K), w_qk).view(n2, b, T, G) + pos_qk
     u = (vc @ w_u.t()).view(b, T, -1) + pos_u
     attn = []
@@ -143,8 +143,7 @@ def chunk_squared_error(vc, yc, w_qk, pos_qk, w_u, pos_u, scale: float, L: int, 
     """One chunk of ``PathSquaredError``: the sum of squared errors sum_b (f_b - y_b)^2 of sequences vc [b T, K]
     against yc [b], and the chunk's weight gradients (``_chunk_backward``) of ``scale`` times that sum. A pure
     function of tensors, so ``torch.compile`` can fuse it (``compiled_chunk_squared_error``)."""
-    b = yc.shape[0]
-    f, saved = _chunk_forward(vc, w_qk, pos_qk, w_u, pos_u, b, L, H, G)
+    f, saved = _chunk_forward(vc, w_qk, pos_qk, w_u, pos_u, L, H, G)
     r = f - yc
     return (r.dot(r), *_chunk_backward(vc, saved, r * (2.0 * scale), L, H, G))
 
@@ -180,10 +179,10 @@ class _Chunks:
     def __init__(self, values, weight, pos, L: int, H: int, G: int, chunk: int):
         B, T, K = values.shape
         O = weight.shape[0]
-        self.HG, self.P = _layout(O, L, H, G)
+        HG, _ = _layout(O, L, H, G)
         self.L, self.H, self.G, self.chunk, self.O = L, H, G, chunk, O
         self.values = values
-        u0, n2 = 2 * L * self.HG, 2 * L * H
+        u0, n2 = 2 * L * HG, 2 * L * H
         self.u0, self.n2 = u0, n2
         self.w_qk = weight[:u0].view(n2, G, K).transpose(1, 2)  # [2 L H, K, G]
         self.pos_qk = pos[:, :u0].reshape(T, n2, G).transpose(0, 1).unsqueeze(1)  # [2 L H, 1, T, G]
@@ -202,9 +201,7 @@ class _Chunks:
 
     def forward(self, b0: int):
         """f [b] of the chunk starting at sequence b0, and what its backward needs."""
-        vc = self.values_at(b0)
-        b = vc.shape[0] // self.values.shape[1]
-        return _chunk_forward(vc, *self.weights(), b, self.L, self.H, self.G)
+        return _chunk_forward(self.values_at(b0), *self.weights(), self.L, self.H, self.G)
 
     def zero_grads(self):
         """The accumulators of ``add``: (dw_qk [2 L H, G, K], dw_u [H^L, K], dpos_qk [2 L H, T, G], dpos_u)."""
