@@ -218,12 +218,6 @@ def gpu_threads():
     return by_scale(1, 1, 4)
 
 
-def p1h_chains(wildcards):
-    """NUTS chains of the preset at width N (its own entry, else "default"; smattn.p1.sampler.settings_for_width)."""
-    table = group_params("p1_hmc")["nuts_presets"][group_params("p1_hmc")["nuts_preset"]]
-    return int(table.get(str(wildcards.N), table.get("default"))["chains"])
-
-
 def p2d_sweep_main_runs(wildcards):
     """The main TREC runs a sweep configuration takes its runs from: the first trec_sweep_reps repetitions when the
     configuration is the main runs' (the same init std and AdamW rule; the same seeds), else none. The script uses

@@ -61,8 +61,9 @@ rule p1_hmc_sample:
     conda:
         "../envs/torch.yaml"
     # no gpu: P = 100 sequences, latency-bound on any device (costs: docs/cluster.md#which-jobs-get-a-gpu);
-    # the chains run in parallel, one per thread (Snakemake caps the threads at --cores)
-    threads: p1h_chains
+    # one thread, the chains one after another: spread over two host devices they took 1.9x the CPU time and more
+    # wall time (benchmarks/p1_hmc_sample_threads.py)
+    threads: 1
     resources:
         mem_mb=planned_mem_mb("p1_hmc_sample"),
         runtime=planned_runtime("p1_hmc_sample"),

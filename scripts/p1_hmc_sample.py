@@ -1,9 +1,9 @@
 """P1 HMC task: NUTS posterior samples of one variant at one width (see docs/p1_theory.md): sampled mean-predictor
 accuracy and sampled order parameter (Eq. 13), with the sampler's diagnostics (ArviZ R-hat, bulk and tail ESS and
 Monte-Carlo standard errors of U and of the test predictions, the R-hat null of the run's shape and the p-value of
-its largest R-hat, gradients per effective sample, tree depths). Weight samples are not stored. The chains run in
-parallel over the job's threads (one CPU device per thread; the draws are those of that device count,
-smattn.p1.sampler)."""
+its largest R-hat, gradients per effective sample, tree depths). Weight samples are not stored. The chains spread
+over the job's threads (one CPU device per thread; the rule gives one, so they run one after another; the draws are
+those of that device count, smattn.p1.sampler)."""
 
 import numpy as np
 
