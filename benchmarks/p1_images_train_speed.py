@@ -18,7 +18,7 @@ Snakefile builds them at laptop scale, ``smattn.scriptio.job_from_workflow``) th
 
 Printed: per model the median ms per step of each form, the paired after/before and after/eager ratios per round and
 their medians, FLOPs per step and GFLOP/s of each, the GEMM rates, and the float64 agreement. The training job runs
-with ``keep_freed_memory`` (``smattn.p1.images.memory``); so does this process.
+with ``keep_freed_memory`` (``smattn.memory``); so does this process.
 
     PYTHONPATH=src .venv/bin/python benchmarks/p1_images_train_speed.py --repeats 3
 """
@@ -105,7 +105,7 @@ def main() -> None:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from smattn.p1.images.memory import keep_freed_memory
+    from smattn.memory import keep_freed_memory
     from smattn.p1.images.training import build_model, make_optimizer
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

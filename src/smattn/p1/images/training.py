@@ -51,8 +51,8 @@ import torch
 from torch import nn
 
 from smattn.io import atomic_path
+from smattn.memory import keep_freed_memory
 from smattn.p1.images.features import FEATURE_DIM
-from smattn.p1.images.memory import keep_freed_memory
 from smattn.p1.images.model import AttentionPathsTransformer
 from smattn.p1.images.path_form import cpp_compiler
 from smattn.p1.images.tasks import DeviceTaskSet, TaskSampler, TaskSet, to_device

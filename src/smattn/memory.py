@@ -1,10 +1,12 @@
-"""Keeping freed memory in the process, so a training step faults in no fresh pages (docs/p1_images.md#training-loop).
+"""Keeping freed memory in the process, so that a job faults in no fresh pages for the arrays it frees and asks for
+again (docs/CONVENTIONS.md#memory).
 
 glibc returns large freed blocks to the kernel (blocks above its mmap threshold, and the heap's top beyond its trim
-threshold); the next step then asks for them again and every 4 KB page costs a page fault (about 2-3 us each on the
-project machines, 40 ms for one 50 MB tensor). ``keep_freed_memory`` tells glibc to serve every allocation from its
-heap and never to trim it, for the rest of the process. It changes no number; it is a no-op where the C library is not
-glibc.
+threshold); the next request for them then costs a page fault per 4 KB page (about 2-3 us each on the project
+machines, 40 ms for one 50 MB array), which the job pays as system time. ``keep_freed_memory`` tells glibc to serve
+every allocation from its heap and never to trim it, for the rest of the process; every workflow script calls it
+(``smattn.scriptio.run``), and so does a CPU training. It changes no number; it is a no-op where the C library is not
+glibc. The heap then stays at the process's peak working set, which is what the job's memory request covers anyway.
 """
 
 from __future__ import annotations
