@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib import metadata
@@ -76,7 +77,7 @@ def test_jax_setup_sets_full_float32_matmuls_and_no_preallocation():
         "print(jax.config.jax_default_matmul_precision, os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'], "
         "jax.config.jax_enable_x64)"
     )
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("XLA_PYTHON_CLIENT")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_PYTHON_CLIENT")}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["highest", "false", "False"]
@@ -139,3 +140,18 @@ def test_gpu_extra_matches_the_locked_jax_and_torch_cuda(repo):
     lock = dict(line.split("==") for line in lines if line and not line.startswith("#"))
     assert lock["torch"] == "2.13.0" and lock["jaxlib"] == lock["jax"]
     assert project["scripts"]["smattn-doctor"] == "smattn.doctor:main"
+
+
+@pytest.mark.parametrize("torch_first", [False, True])
+def test_set_threads_limits_torch_without_importing_it(torch_first):
+    # a fresh process, without the thread variables Snakemake or a shell may have set: torch's own default is every
+    # core, so a limit of 1 shows whichever way set_threads took
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    first = "import torch\n" if torch_first else ""
+    code = (
+        f"import sys\n{first}from smattn.device import set_threads\n"
+        "set_threads(1)\nimported = 'torch' in sys.modules\nimport torch\n"
+        "print(imported, torch.get_num_threads(), torch.get_num_interop_threads() >= 1)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split() == [str(torch_first), "1", "True"]
