@@ -186,7 +186,8 @@ rule p2_pd_hypotheses:
 
 rule p2_first_layer_stability:
     """alpha where the Q11 = 0 branch of the L = 2 SE turns unstable at c = skip_c, by root solves in alpha, and the
-    growth per iteration at the published threshold and at the authors' SE-file switch-on."""
+    growth per iteration at the published threshold, at the authors' SE-file switch-on and at alpha_critical.csv's
+    first-layer threshold for each c of fs_csv_skips."""
     input:
         ref_critical=raw("reference/spoc/alpha_critical.csv"),
         ref_bo=raw("reference/spoc/BO_2w.csv"),
@@ -207,6 +208,7 @@ rule p2_first_layer_stability:
         n_samples=P2T["fs_n_samples"],
         qmc_sets=P2T["pd_qmc_sets"],
         alpha_bracket=P2T["fs_alpha_bracket"],
+        csv_skips=P2T["fs_csv_skips"],
         start=P2T["fs_start"],
         level=P2T["pd_hyp_level"],
         damping=P2T["se_damping"],
@@ -218,12 +220,15 @@ rule p2_first_layer_stability:
 
 
 rule p2_fig1_right:
-    """P2 Fig. 1 right: phase diagram vs c with the authors' alpha_critical.csv; deviation note."""
+    """P2 Fig. 1 right: phase diagram vs c with the authors' alpha_critical.csv; deviation note; the last-layer
+    threshold implied by the decay of the authors' own SE file BO_2w.csv below it, tested against ours and the file's.
+    """
     input:
         thresholds=expand(rules.p2_thresholds_c.output.json, c=P2T_SKIPS),
         hypotheses=rules.p2_pd_hypotheses.output.json,
         stability=rules.p2_first_layer_stability.output.json,
         ref=raw("reference/spoc/alpha_critical.csv"),
+        ref_bo=raw("reference/spoc/BO_2w.csv"),
     output:
         **figure("figures/p2/fig1_right_phase_diagram", "p2_fig1_right", "P2", "Fig. 1"),
         md="results/p2/phase_diagram_deviation.md",
@@ -242,6 +247,8 @@ rule p2_fig1_right:
         scale=SCALE,
         v_reg=P2T["pd_v_reg"],
         q_max=P2T["pd_q_max"],
+        skip_c=P2T["skip_c"],
+        se_file_level=P2T["se_file_level"],
     script:
         "../scripts/p2_theory_fig1_right.py"
 

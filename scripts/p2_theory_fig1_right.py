@@ -1,5 +1,7 @@
 """P2 Fig. 1 right: phase diagram (our last-layer and first-layer thresholds vs c, with error bars) with the
-authors' CSV, and the deviation note results/p2/phase_diagram_deviation.md (with the recomputed hypotheses)."""
+authors' CSV, and the deviation note results/p2/phase_diagram_deviation.md (with the recomputed hypotheses); the
+last-layer threshold implied by the decay of the authors' own SE file BO_2w.csv (c = skip_c), tested by its own
+residuals against ours and against the CSV's; Q11's growth at the CSV's first-layer threshold at several c."""
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from smattn.io import (
 )
 from smattn.p2.plotting import BLUE, RED, nan_array, setup
 from smattn.p2.theory.phase_diagram_report import phase_diagram_report
+from smattn.p2.theory.se_file_decay import implied_alpha_last
 from smattn.scriptio import run
 
 
@@ -74,6 +77,36 @@ def main(io):
         zorder=6,
         label=r"$\alpha_{first}$ by linear stability in $\alpha$ (ours)",
     )
+    # the authors' own SE file (c = 1 only): the alpha_last its sub-threshold decay implies
+    skip_c = float(io.params.skip_c)
+    at_skip = next(r for r in rs if r["c"] == skip_c)
+    k_csv = int(np.argmin(np.abs(ref["skip"] - skip_c)))
+    bo = read_csv(io.input.ref_bo)
+    fit = implied_alpha_last(
+        bo["alpha"],
+        bo["Q22"],
+        level=float(io.params.se_file_level),
+        tested={"ours": at_skip["alpha_last"], "csv": float(ref["alpha2"][k_csv]), "bound": 1.0 / 6.0},
+    )
+    print(
+        f"BO_2w.csv decay: alpha_last = {fit['alpha_last']:.4f} ± {fit['alpha_last_se']:.4f}, T = {fit['T']:.1f} "
+        f"({fit['n_rows']} rows, residual sd {fit['residual_sd']:.3f} in ln Q22; T at alpha = 0: "
+        f"{fit['t_at_zero']:.2f}); "
+        + ", ".join(f"{k} {v['alpha_last']:.4f}: F = {v['F']:.3g}, p = {v['p']:.3g}" for k, v in fit["tested"].items()),
+        flush=True,
+    )
+    ax.errorbar(
+        [skip_c],
+        [fit["alpha_last"]],
+        yerr=[fit["alpha_last_se"]],
+        color=RED,
+        marker="D",
+        mfc="none",
+        ms=4,
+        ls="none",
+        zorder=6,
+        label=r"$\alpha_{last}$ implied by BO_2w.csv's decay",
+    )
     ax.axhline(1 / 6, color="k", lw=0.5, ls="-", alpha=0.5)
     ax.text(3.95, 1 / 6 + 0.01, r"$1/6$ bound", ha="right", fontsize=6)
     ax.plot(rc, r_last, color=RED, lw=0.7, ls="--", label="authors' CSV (alpha2)")
@@ -131,6 +164,20 @@ def main(io):
         m[f"p2.L2.first_layer_growth_se[alpha={aid}]"] = g["lambda1_se"]
         if g["iterations"] is not None:  # None (infinite) where the branch is still stable
             m[f"p2.L2.readoff_iterations[alpha={aid}]"] = g["iterations"]
+    for g in st["csv_growth"]:  # at alpha_critical.csv's own alpha1
+        gid = fmt_id(g["c"])
+        m[f"p2.L2.csv_alpha_first_growth[c={gid}]"] = g["lambda1"] - 1.0
+        m[f"p2.L2.csv_alpha_first_growth_se[c={gid}]"] = g["lambda1_se"]
+    sid = fmt_id(skip_c)
+    m[f"p2.L2.se_file_alpha_last[c={sid}]"] = fit["alpha_last"]
+    m[f"p2.L2.se_file_alpha_last_se[c={sid}]"] = fit["alpha_last_se"]
+    m[f"p2.L2.se_file_iterations[c={sid}]"] = fit["T"]
+    m[f"p2.L2.se_file_iterations_at_zero[c={sid}]"] = fit["t_at_zero"]
+    m[f"p2.L2.se_file_rows[c={sid}]"] = fit["n_rows"]
+    m[f"p2.L2.se_file_residual_sd[c={sid}]"] = fit["residual_sd"]
+    for name, t in fit["tested"].items():
+        m[f"p2.L2.se_file_p[{name}]"] = t["p"]
+        m[f"p2.L2.se_file_F[{name}]"] = t["F"]
     m["p2.L2.readoff_start"] = st["start"]
     m["p2.L2.readoff_level"] = st["level"]
     write_metrics(io.output.metrics, m)

@@ -1,6 +1,7 @@
 """First-layer stability at c = skip_c (P2 App. E.2): the alpha where the Q11 = 0 branch of the two-layer SE becomes
 unstable, by root solves in alpha (no SE iteration), and the growth per iteration at the published threshold and at
-the authors' SE-file switch-on, with the iterations a read-off from a small Q11 needs there."""
+the authors' SE-file switch-on, with the iterations a read-off from a small Q11 needs there; and the growth at
+alpha_critical.csv's first-layer threshold at each c of csv_skips (is Q11 = 0 still stable where the file puts it?)."""
 
 import time
 
@@ -55,6 +56,37 @@ def main(io):
             f"{name}: alpha {a:.4f}: lambda1 {g['lambda1']:.4f} ± {growth[name]['lambda1_se']:.4f}, "
             f"{growth[name]['iterations']:.1f} iterations from Q11 = {P.start:g} to {P.level:g}"
         )
+    # alpha_critical.csv's alpha1 at several c: a threshold read off SE runs lies where Q11 = 0 is already unstable
+    csv_growth = []
+    for j, cc in enumerate(float(x) for x in P.csv_skips):
+        kc = int(np.argmin(np.abs(csv["skip"] - cc)))
+        if abs(csv["skip"][kc] - cc) > 1e-12:
+            raise ValueError(f"csv_skips: alpha_critical.csv has no row at c = {cc}")
+        pc = (
+            prob
+            if cc == c
+            else StabilityProblem.from_sizes(
+                cc, P.n_samples, P.qmc_sets, P.seed + 100 + j, quad=prob.quad, v_reg=P.v_reg, damping=P.damping
+            )
+        )
+        a1 = float(csv["alpha1"][kc])
+        g = growth_factors(pc, a1, guess=root["q2"])
+        sets = np.asarray(g["lambda1_sets"])
+        csv_growth.append(
+            {
+                "c": cc,
+                "alpha": a1,
+                "q2": g["q2"],
+                "lambda1": g["lambda1"],
+                "lambda1_se": float(np.std(sets, ddof=1) / np.sqrt(sets.size)),
+                "lambda2": g["lambda2"],
+            }
+        )
+        print(
+            f"alpha_critical.csv at c = {cc:g}: alpha1 {a1:.4f}, q2* {g['q2']:.4f}, lambda1 {g['lambda1']:.4f} ± "
+            f"{csv_growth[-1]['lambda1_se']:.4f}",
+            flush=True,
+        )
     write_json(
         io.output.json,
         json_safe(
@@ -62,6 +94,7 @@ def main(io):
                 "c": c,
                 "root": root,
                 "growth": growth,
+                "csv_growth": csv_growth,
                 "start": P.start,
                 "level": P.level,
                 "damping": P.damping,

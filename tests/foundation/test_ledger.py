@@ -363,3 +363,74 @@ def test_every_claims_file_of_the_workflow_loads_and_cites_known_ids():
     files = sorted((Path(__file__).parents[2] / "claims").glob("*.yaml"))
     claims = load_claims(files)
     assert claims and all(c["kind"] != "info" or c.get("paper") is None for c in claims)
+
+
+def test_cause_of_a_failing_claim_is_confirmed_or_refuted_by_its_check(tmp_path):
+    """A failing claim row with a cause opens its explanation with the cause, confirmed when the cause's check holds
+    and refuted when it does not, naming the rule and the check's numbers; a passing row shows no cause; a run that
+    lacks the cause's metrics says it was not computed; the panel line counts the failing rows by cause."""
+    cause = {
+        "hypothesis": "the file is off by {{gap}}",
+        "rule": "some_rule",
+        "check": {"left": "gap", "op": ">", "right": 0.0, "se_left": "gap_se", "test": "significant"},
+    }
+    rows = [
+        {
+            "id": "a",
+            "claim": "a",
+            "kind": "match",
+            "paper": 1.0,
+            "se": 0.01,
+            **W,
+            "cause": cause,
+            "explanation": "Ours is exact.",
+        },  # fmt: skip
+        {"id": "b", "claim": "b", "kind": "match", "paper": 1.0, "se": 0.01, **W},
+    ]
+    claims = _load(tmp_path, rows)
+    confirmed = evaluate_claims(claims, {"a": 1.5, "b": 1.5, "gap": 0.5, "gap_se": 0.1})
+    e = confirmed[0]["explanation"]
+    assert e.startswith("not reproduced — cause: the file is off by 0.5 (rule some_rule;") and e.endswith(
+        "Ours is exact."
+    )
+    assert "significant: d − 3σ = 0.2 vs 0" in e
+    assert confirmed[0]["cause"] == {"verdict": "cause", "rule": "some_rule"} and confirmed[1]["cause"] is None
+    refuted = evaluate_claims(claims, {"a": 1.5, "b": 1.5, "gap": 0.2, "gap_se": 0.1})
+    assert refuted[0]["explanation"].startswith("not reproduced — hypothesis refuted: the file is off by 0.2")
+    passing = evaluate_claims(claims, {"a": 1.0, "b": 1.0, "gap": 0.5, "gap_se": 0.1})
+    assert passing[0]["explanation"] == "Ours is exact." and passing[0]["cause"] is None
+    missing = evaluate_claims(claims, {"a": 1.5, "b": 1.0})
+    assert missing[0]["explanation"].startswith("not reproduced — cause not computed at this scale (rule some_rule)")
+    from smattn.ledger import panel_line
+
+    line = panel_line(figure_status(confirmed)[PANEL_INDEX["P2 Fig. 1 left"]])
+    assert line == (
+        "P2 Fig. 1 left: not reproduced (2 FAIL) — cause: rule some_rule (1 FAIL); no computed cause (1 FAIL)"
+    )
+
+
+PANEL_INDEX = {e["figure"]: i for i, e in enumerate(figure_status([]))}
+
+
+def test_cause_fields_are_checked(tmp_path):
+    good = {"hypothesis": "h", "rule": "r", "check": {"left": "x", "op": "<", "right": 0.0}}
+    base = {"id": "a", "claim": "a", "kind": "match", "paper": 1.0, "se": 0.01}
+    for bad, match in [
+        ({**base, **CHK, "cause": good}, "only a claim row"),
+        ({**base, **W, "cause": {"hypothesis": "h", "rule": "r"}}, "cause needs exactly"),
+        ({**base, **W, "cause": {**good, "rule": " "}}, "cause.rule"),
+        ({**base, **W, "cause": {**good, "check": {"left": "x", "op": "=", "right": 0}}}, "op '='"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            _load(tmp_path, [bad])
+
+
+def test_every_cause_names_a_rule_of_the_workflow():
+    """A cause is computed by a rule of the same run: each claims file's cause names a rule the rule files define."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    defined = {m for f in (root / "rules").glob("*.smk") for m in re.findall(r"^rule (\w+):", f.read_text(), re.M)}
+    causes = [c["cause"]["rule"] for c in load_claims(sorted((root / "claims").glob("*.yaml"))) if "cause" in c]
+    assert causes and set(causes) <= defined, sorted(set(causes) - defined)

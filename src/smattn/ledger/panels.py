@@ -41,8 +41,11 @@ def _panel_status(counts: Counter) -> str:
 
 
 def figure_status(rows: Iterable[dict]) -> list[dict]:
-    """One entry per panel of ``PANELS``: ``{figure, status, counts}`` with ``counts`` the claim rows' statuses."""
+    """One entry per panel of ``PANELS``: ``{figure, status, counts, causes}`` with ``counts`` the claim rows'
+    statuses and ``causes`` the failing claim rows by their cause: ``{(verdict, rule): n}``, ``(None, None)`` for
+    rows without one (``verdicts.evaluate_claims``)."""
     by_panel: dict[str, Counter] = {p: Counter() for p in PANELS}
+    causes: dict[str, Counter] = {p: Counter() for p in PANELS}
     present: set[str] = set()
     for r in rows:
         if r["role"] != "claim":
@@ -50,18 +53,37 @@ def figure_status(rows: Iterable[dict]) -> list[dict]:
         present.add(r["figure"])
         status = "judged at another scale" if r["status"].startswith("judged at") else r["status"]
         by_panel[r["figure"]][status] += 1
+        if status == FAIL:
+            cause = r.get("cause") or {}
+            causes[r["figure"]][(cause.get("verdict"), cause.get("rule"))] += 1
     out = []
     for panel in PANELS:
         counts = by_panel[panel]
         status = _panel_status(counts) if panel in present else "no claim rows"
-        out.append({"figure": panel, "status": status, "counts": dict(sorted(counts.items()))})
+        out.append(
+            {"figure": panel, "status": status, "counts": dict(sorted(counts.items())), "causes": dict(causes[panel])}
+        )
     return out
 
 
+def _causes_text(causes: dict) -> str:
+    parts = [
+        f"{verdict}: rule {rule} ({n} FAIL)"
+        for (verdict, rule), n in sorted(causes.items(), key=lambda kv: (kv[0][0] is None, str(kv[0])))
+        if verdict is not None
+    ]
+    missing = causes.get((None, None), 0)
+    if parts and missing:
+        parts.append(f"no computed cause ({missing} FAIL)")
+    return "; ".join(parts)
+
+
 def panel_line(entry: dict) -> str:
-    """``P2 Fig. 1 right: not reproduced (2 FAIL, 1 pass)``."""
+    """``P2 Fig. 1 right: not reproduced (2 FAIL, 1 pass) — cause: rule p2_fig1_right (2 FAIL)``."""
     counts = ", ".join(f"{n} {s}" for s, n in entry["counts"].items())
-    return f"{entry['figure']}: {entry['status']}" + (f" ({counts})" if counts else "")
+    line = f"{entry['figure']}: {entry['status']}" + (f" ({counts})" if counts else "")
+    causes = _causes_text(entry.get("causes") or {})
+    return line + (f" — {causes}" if causes else "")
 
 
 def headline_counts(rows: Iterable[dict]) -> dict[str, dict[str, int]]:

@@ -5,6 +5,12 @@ Row fields common to all kinds: ``claim`` (what the row checks, in our words), `
 metrics as ``{{id}}``) and ``range: [lo, hi]`` (the plausible range of the judged quantity: a row whose tolerance is
 wider than a quarter of it is ``not informative`` instead of passing).
 
+A claim row may carry ``cause: {hypothesis, rule, check}``: why it would not reproduce, as a computation of the
+same run. ``hypothesis`` is the proposed cause in words (may cite ``{{id}}``), ``rule`` the workflow rule that
+computes it, ``check`` a compare check (``{left, op, right}`` with optional errors and test, as a ``compare`` row)
+that holds when the computation confirms the hypothesis. When the row FAILs, its explanation opens with
+``not reproduced — cause: …`` (the check holds) or ``not reproduced — hypothesis refuted: …`` (it does not).
+
 Kinds (``verdicts`` holds the exact rules):
 
 * ``match`` — ``id`` agrees with ``paper`` within ``K_SIGMA`` combined standard errors ``se`` / ``paper_se`` (a metric
@@ -99,6 +105,23 @@ def _check_ref(where: str, name: str, ref, allow_binomial: bool = False) -> None
             return
     kinds = "a metric id, a number" + (" or {binomial: n}" if allow_binomial else "")
     raise ValueError(f"{where}: {name} must be {kinds}, not {ref!r}")
+
+
+_CAUSE_KEYS = {"hypothesis", "rule", "check"}
+
+
+def _validate_cause(c: dict, where: str) -> None:
+    cause = c.get("cause")
+    if cause is None:
+        return
+    if c.get("role") != "claim":
+        raise ValueError(f"{where}: only a claim row can carry a cause (a check is ours: it has no paper to miss)")
+    if not isinstance(cause, dict) or set(cause) != _CAUSE_KEYS:
+        raise ValueError(f"{where}: cause needs exactly {sorted(_CAUSE_KEYS)}, got {cause!r}")
+    for key in ("hypothesis", "rule"):
+        if not isinstance(cause[key], str) or not cause[key].strip():
+            raise ValueError(f"{where}: cause.{key} must be a non-empty string")
+    _validate_compare({"check": cause["check"]}, f"{where}: cause")
 
 
 def _validate_role(c: dict, where: str) -> None:
@@ -238,6 +261,7 @@ def validate(c: dict, where: str) -> None:
     else:
         _validate_value(c, where)
     _validate_range(c, where)
+    _validate_cause(c, where)
     judged = c.get("judged_at")
     if judged is not None and (not isinstance(judged, list) or not judged or any(s not in SCALES for s in judged)):
         raise ValueError(f"{where}: judged_at must be a non-empty list of scales from {SCALES}")

@@ -17,6 +17,10 @@ Rules, with ``K = K_SIGMA``:
 * ``range: [lo, hi]``: a row that would pass (or be explained) with a tolerance wider than ``(hi - lo) / 4`` is
   ``not informative``: the data could not have contradicted it. A FAIL stays a FAIL.
 
+* ``cause`` (claim rows): on a FAIL, the cause's check is evaluated as a ``compare`` row and the explanation opens
+  with ``not reproduced — cause: HYPOTHESIS (rule R; CHECK: TOLERANCE)`` when it holds, ``not reproduced —
+  hypothesis refuted: …`` when it does not.
+
 ``judged_at`` limits a verdict to its scales (elsewhere ``judged at <scales> scale``); a row of a group that did not
 run is ``not run``.
 """
@@ -206,6 +210,23 @@ def _evaluate_pvalue(c: dict, metrics: Mapping[str, float]) -> dict:
 _EVALUATORS = {"compare": _evaluate_compare, "proportion": _evaluate_proportion, "pvalue": _evaluate_pvalue}
 
 
+CAUSE_CONFIRMED, CAUSE_REFUTED, CAUSE_NOT_COMPUTED = "cause", "hypothesis refuted", "cause not computed"
+
+
+def cause_text(c: dict, metrics: Mapping[str, float]) -> tuple[str, str]:
+    """(verdict, text) of a failing claim row's cause: verdict ``cause`` when the cause's check holds, else
+    ``hypothesis refuted`` (``cause not computed`` where the run lacks its metrics); text, the opening of the row's
+    explanation, names the rule and the check's numbers."""
+    cause = c["cause"]
+    try:
+        r = _evaluate_compare({**c, "check": cause["check"]}, metrics)
+        hypothesis = fill_template(cause["hypothesis"], metrics, c).strip().rstrip(".")
+    except KeyError:  # a scale that does not compute the cause (e.g. fewer c at smoke scale)
+        return CAUSE_NOT_COMPUTED, f"not reproduced — cause not computed at this scale (rule {cause['rule']})."
+    verdict = CAUSE_CONFIRMED if r["ok"] else CAUSE_REFUTED
+    return verdict, f"not reproduced — {verdict}: {hypothesis} (rule {cause['rule']}; {r['ours']}: {r['tolerance']})."
+
+
 def _judged_here(c: dict, scale: str | None) -> bool:
     return scale is None or scale in (c.get("judged_at") or [scale])
 
@@ -225,7 +246,7 @@ def _ident(c: dict) -> str:
 def _row_without_numbers(c: dict, base: dict, status: str, explanation: str) -> dict:
     """A table row that shows no number: its group did not run, or its numbers exist only at another scale."""
     empty = {"ours": "", "tolerance": "", "tolerance_source": ""}
-    return {**base, "id": _ident(c), **empty, "status": status, "explanation": explanation}
+    return {**base, "id": _ident(c), **empty, "status": status, "explanation": explanation, "cause": None}
 
 
 def _status(c: dict, ok, width: float, judged_here: bool) -> str:
@@ -263,7 +284,8 @@ def evaluate_claims(
     scale: str | None = None,
     groups_run: Iterable[str] | None = None,
 ) -> list[dict]:
-    """Rows of the claims table (keys ``render.CLAIM_COLUMNS``), one per claims-file row.
+    """Rows of the claims table (keys ``render.CLAIM_COLUMNS``, and ``cause``: None, or for a failing claim row with
+    a cause ``{verdict, rule}``), one per claims-file row.
 
     ``scale``: the workflow scale (a row whose ``judged_at`` does not list it gets no verdict there; None: every
     verdict is given). ``groups_run``: the figure groups whose metrics this run computed; a row of another group
@@ -301,7 +323,12 @@ def evaluate_claims(
             pending[len(rows)] = (c["family"], p)
         elif c["kind"] == "deviation" and status == FAIL:
             explanation = f"ours has moved away from the value the explanation computes. {explanation}"
-        rows.append({**base, **r, "status": status, "explanation": " ".join(explanation.split())})
+        cause = None
+        if status == FAIL and "cause" in c:
+            verdict, text = cause_text(c, metrics)
+            cause = {"verdict": verdict, "rule": c["cause"]["rule"]}
+            explanation = f"{text} {explanation}"
+        rows.append({**base, **r, "status": status, "explanation": " ".join(explanation.split()), "cause": cause})
     _apply_holm(rows, pending)
     return rows
 

@@ -175,7 +175,7 @@ def growth_factors(
     """Jacobian eigenvalues of the damped diagonal SE map at the phase-II fixed point of alpha.
 
     Returns dict with alpha, q2 (q2*), lambda1 (Q11 direction), S, R22, min_ess and, if derivatives (two more
-    branch points at q2* +- h, h = 0.1 (1 - q2*) by default): lambda2 (Q22 direction), dS_dq2 and per draw set
+    branch points at q2* +- h, h = 0.1 min(q2*, 1 - q2*) by default): lambda2 (Q22 direction), dS_dq2 and per draw set
     q2_sets / lambda1_sets (each set's own fixed point, one Newton step from the pooled one, and lambda_1 there).
     """
     q2 = phase_two_fixed_point(prob, alpha, guess=guess)
@@ -191,7 +191,7 @@ def growth_factors(
     }
     if not derivatives:
         return out
-    h = 0.1 * (1.0 - q2) if h is None else h
+    h = 0.1 * min(1.0 - q2, q2) if h is None else h  # both points inside (0, 1), near the threshold too
     dres, dS, dmap = _q2_derivative(prob, q2, alpha, h)
     res_sets = np.array([_fixed_point_residual(p, alpha, r) for r in p.R22_sets])
     q2_sets = q2 - res_sets / dres
