@@ -62,6 +62,7 @@ ALL_METRICS = [
     rules.p1_fig2c.output.metrics,
     rules.p1_fig2e.output.metrics,
     rules.p1_fig5b.output.metrics,
+    rules.p1_fig5b_draws.output.metrics,
     rules.p1_fig5c.output.metrics,
     rules.p1_fig3b.output.metrics,
     rules.p1_fig3c.output.metrics,

@@ -172,6 +172,31 @@ rule p1_fig5b:
         "../scripts/p1_hmc_fig5b.py"
 
 
+rule p1_fig5b_draws:
+    """P1 Fig. 5b: the same-path kernels' alignment over draws of the training set and the layer-2 random head, and
+    where the workflow's network lies among them (is the adversarial path a1's alignment typical?)."""
+    output:
+        metrics="results/metrics/p1_hmc/p1_fig5b_draws.json",
+        draws="results/p1_hmc/fig5b_draws.npz",
+    log:
+        "logs/p1_hmc/p1_fig5b_draws.log",
+    benchmark:
+        "results/benchmarks/p1_hmc/p1_fig5b_draws.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=planned_mem_mb("p1_fig5b_draws"),
+        runtime=planned_runtime("p1_fig5b_draws"),
+    params:
+        draws=P1H["fig5b_draws"],
+        permutations=P1H["fig5b_draw_permutations"],
+        n_train=P1H["n_train"],
+        seed=P1H["fig5b_draw_seed"],
+    script:
+        "../scripts/p1_hmc_fig5b_draws.py"
+
+
 rule p1_fig5c:
     """P1 Fig. 5c: as Fig. 2e with the layer-1 random head replaced by exactly uniform attention."""
     input:

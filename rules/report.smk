@@ -73,6 +73,7 @@ COST_JOBS = {
     **benchmarks(rules.p1_fig2d),
     **benchmarks(rules.p1_fig2e),
     **benchmarks(rules.p1_fig5b),
+    **benchmarks(rules.p1_fig5b_draws),
     **benchmarks(rules.p1_fig5c),
     # P1 image task: three GD networks (L2H8 only for pruning), theory for L2H4 and L3H3, samples for L2H4
     **benchmarks(rules.p1_images_prepare),

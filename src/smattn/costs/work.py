@@ -202,6 +202,12 @@ def _work_first_layer_stability(p, wc):
     return t["fs_n_samples"] * t["n1d"] ** 2
 
 
+def _work_fig5b_draws(p, wc):
+    """Label shuffles x P^2 (each shuffle contracts a P x P kernel) over the draws and their four paths."""
+    h = p["p1_hmc"]
+    return h["fig5b_draws"] * h["fig5b_draw_permutations"] * h["n_train"] ** 2
+
+
 def _work_se_crosscheck(p, wc):
     t = p["p2_theory"]
     return t["bf_points"] * (_n(t["l3_alphas"]) * t["l3_bf_draws"] + t["l2_bf_draws"])
@@ -282,6 +288,7 @@ WORK: dict[str, Callable[[Mapping, Mapping], float]] = {
     "p2_l3_state_evolution": _work_l3_state_evolution,
     "p2_fig5_clamped": _work_fig5_clamped,
     "p2_first_layer_stability": _work_first_layer_stability,
+    "p1_fig5b_draws": _work_fig5b_draws,
     "p2_se_crosscheck": _work_se_crosscheck,
     "p2_gamp_run": _work_gamp_run,
     "p2_gamp_growth": _work_gamp_growth,
