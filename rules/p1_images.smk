@@ -84,6 +84,7 @@ rule p1_images_train:
         value_init_gain=lambda wc: P1I_MODELS[wc.model][3],
         precision=P1I["gd_precision"],
         compile=P1I["gd_compile"],
+        cpu_numerics=P1I["gd_cpu_numerics"],
         reuse_finished=P1I["gd_reuse_finished"],
         width=P1I["gd_width"],
         epochs=P1I["gd_epochs"],

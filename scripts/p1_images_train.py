@@ -12,8 +12,10 @@ from smattn.scriptio import run
 
 
 def main(io):
-    from smattn.device import gpu_job
+    from smattn.device import gpu_job, pin_cpu_numerics
 
+    # before torch starts: one network on every x86-64 CPU with AVX2 (config gd_cpu_numerics)
+    pinned = pin_cpu_numerics(io.params.cpu_numerics)
     gpu_job(io, "torch")  # gpu=1 rule: stops here when it must have a GPU and sees none (smattn.device)
     import torch
 
@@ -31,7 +33,9 @@ def main(io):
     # "auto": bf16 where the device has bfloat16 instructions, else fp32 (the state key and summary hold the result)
     cfg = TrainConfig.from_params(p, precision=resolve_precision(p.precision, device))
     print(
-        f"device {device}; precision {p.precision} -> {cfg.precision}; config {json.dumps(cfg.__dict__)}; "
+        f"device {device}; cpu numerics {p.cpu_numerics} {pinned or '(native kernels)'}, torch capability "
+        f"{torch.backends.cpu.get_cpu_capability()}; precision {p.precision} -> {cfg.precision}; config "
+        f"{json.dumps(cfg.__dict__)}; "
         f"total steps {cfg.total_steps}",
         flush=True,
     )
@@ -77,6 +81,11 @@ def main(io):
             "batch_ms_per_step": 1e3 * batch_secs / steps_run if steps_run > 0 else None,
             "data_sha256": data_sha,
             "smattn_version": smattn.__version__,
+            "cpu_numerics": {
+                "setting": p.cpu_numerics,
+                "environment": pinned,
+                "torch_capability": torch.backends.cpu.get_cpu_capability(),
+            },
             "sessions": len(h["session_steps"]),
             "config": cfg.__dict__,
         },

@@ -187,3 +187,57 @@ def set_threads(n: int | None) -> None:
         sys.modules["torch"].set_num_threads(int(n))
     else:
         os.environ["OMP_NUM_THREADS"] = str(int(n))
+
+
+#: CPU numerics of a torch job (config ``p1_images.gd_cpu_numerics``): ``native`` leaves torch's and MKL's kernel
+#: choice to the CPU; ``avx2`` makes them the same on every x86-64 CPU with AVX2 (``pin_cpu_numerics``)
+CPU_NUMERICS = ("native", "avx2")
+#: environment that fixes the float32 kernels: torch's vectorised operators and TorchInductor's generated code
+#: (ATEN_CPU_CAPABILITY) and MKL's matrix products (MKL_CBWR, Intel's conditional numerical reproducibility branch)
+CPU_NUMERICS_ENV = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}}
+
+
+def cpu_has_avx2(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU (Linux ``/proc/cpuinfo`` flags; ``cpuinfo`` the file's text, for tests) has AVX2 and FMA."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as fh:
+                cpuinfo = fh.read()
+        except OSError:
+            return False
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
+    return "avx2" in flags and "fma" in flags
+
+
+def pin_cpu_numerics(mode: str, environ=None, cpuinfo: str | None = None) -> dict[str, str]:
+    """Fix the CPU's float32 kernels before torch starts, so that one configuration trains one network on every
+    x86-64 CPU with AVX2: on an AVX-512 CPU torch's default kernels round differently (a laptop training after 200
+    steps: weights 3e-5 apart), and MKL picks its code path by CPU. Returns the variables set ({} for ``native`` or
+    a CPU without AVX2, which then says so: its network differs from the reference by float32 rounding).
+
+    Raises RuntimeError if torch is already imported (the variables are read when it starts) with other numerics,
+    and ValueError for an unknown mode."""
+    if mode not in CPU_NUMERICS:
+        raise ValueError(f"cpu numerics must be one of {CPU_NUMERICS}, got {mode!r}")
+    environ = os.environ if environ is None else environ
+    if mode == "native":
+        return {}
+    if not cpu_has_avx2(cpuinfo):
+        print(
+            f"warning: cpu numerics {mode!r} need an x86-64 CPU with AVX2 and FMA; this one has none, so its network "
+            "differs from that of other machines by float32 rounding",
+            flush=True,
+        )
+        return {}
+    want = CPU_NUMERICS_ENV[mode]
+    if "torch" in sys.modules and environ is os.environ:
+        have = sys.modules["torch"].backends.cpu.get_cpu_capability().lower()
+        if have != want["ATEN_CPU_CAPABILITY"] or environ.get("MKL_CBWR") != want["MKL_CBWR"]:
+            raise RuntimeError(
+                f"cpu numerics {mode!r}: torch was imported before they were set (capability {have}); set "
+                + " ".join(f"{k}={v}" for k, v in want.items())
+                + " in the environment or pin them before importing torch"
+            )
+    for k, v in want.items():
+        environ[k] = v
+    return dict(want)

@@ -155,3 +155,40 @@ def test_set_threads_limits_torch_without_importing_it(torch_first):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.split() == [str(torch_first), "1", "True"]
+
+
+def test_pin_cpu_numerics_sets_the_kernels_torch_reads():
+    """avx2: the variables are set on an AVX2 CPU and not on one without; native sets nothing; an unknown mode is
+    refused. In a fresh process, torch imported after the pin reports the AVX2 capability (torch's own answer)."""
+    import subprocess
+    import sys
+
+    from smattn.device import CPU_NUMERICS_ENV, pin_cpu_numerics
+
+    avx2 = "processor\t: 0\nflags\t\t: fpu sse2 avx fma avx2 bmi2\n"
+    old = "processor\t: 0\nflags\t\t: fpu sse2 avx\n"
+    env = {}
+    assert pin_cpu_numerics("avx2", env, cpuinfo=avx2) == CPU_NUMERICS_ENV["avx2"] == env
+    env = {}
+    assert pin_cpu_numerics("avx2", env, cpuinfo=old) == {} and env == {}
+    assert pin_cpu_numerics("native", env) == {} and env == {}
+    with pytest.raises(ValueError, match="cpu numerics"):
+        pin_cpu_numerics("avx512", {})
+    from smattn.device import cpu_has_avx2
+
+    if not cpu_has_avx2():
+        pytest.skip("this CPU has no AVX2")
+    code = (
+        "import os; from smattn.device import pin_cpu_numerics; pin_cpu_numerics('avx2'); import torch; "
+        "print(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")}
+    out = subprocess.run([sys.executable, "-c", code], env=clean, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["AVX2", "AVX2"]
+    late = "import torch; from smattn.device import pin_cpu_numerics; pin_cpu_numerics('avx2')"
+    r = subprocess.run([sys.executable, "-c", late], env=clean, capture_output=True, text=True)
+    if "AVX512" in subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+        env=clean, capture_output=True, text=True,
+    ).stdout:  # fmt: skip
+        assert r.returncode != 0 and "imported before" in r.stderr

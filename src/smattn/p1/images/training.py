@@ -90,6 +90,7 @@ class TrainConfig(Settings):
     lr_schedule: str = setting(default="constant", choices=LR_SCHEDULES)  # see ``learning_rate``
     warmup_steps: int = setting(default=0, ge=0)  # linear warm-up length of ``warmup_cosine``
     min_lr: float = setting(default=0.0, ge=0)  # learning rate at the last step of ``warmup_cosine``
+    cpu_numerics: str = setting(default="native", choices=("native", "avx2"))  # smattn.device.pin_cpu_numerics
 
     def __post_init__(self):
         super().__post_init__()
