@@ -215,8 +215,9 @@ def pin_cpu_numerics(mode: str, environ=None, cpuinfo: str | None = None) -> dic
     steps: weights 3e-5 apart), and MKL picks its code path by CPU. Returns the variables set ({} for ``native`` or
     a CPU without AVX2, which then says so: its network differs from the reference by float32 rounding).
 
-    Raises RuntimeError if torch is already imported (the variables are read when it starts) with other numerics,
-    and ValueError for an unknown mode."""
+    TorchInductor's cache directory gets a subdirectory of its own for the pinned numerics (``TORCHINDUCTOR_CACHE_DIR``:
+    its key misses the capability). Raises RuntimeError if torch is already imported (the variables are read when it
+    starts) with other numerics, and ValueError for an unknown mode."""
     if mode not in CPU_NUMERICS:
         raise ValueError(f"cpu numerics must be one of {CPU_NUMERICS}, got {mode!r}")
     environ = os.environ if environ is None else environ
@@ -238,6 +239,20 @@ def pin_cpu_numerics(mode: str, environ=None, cpuinfo: str | None = None) -> dic
                 + " ".join(f"{k}={v}" for k, v in want.items())
                 + " in the environment or pin them before importing torch"
             )
-    for k, v in want.items():
+    set_ = dict(want)
+    # TorchInductor's on-disk cache does not key its kernels by ATEN_CPU_CAPABILITY: a kernel compiled under the
+    # CPU's own vector width and loaded under avx2 gave NaN losses at the first step. Pinned numerics get a cache
+    # of their own (beside the user's, if one is set).
+    import getpass
+    import tempfile
+
+    root = environ.get("TORCHINDUCTOR_CACHE_DIR")
+    user = getpass.getuser() if root is None else ""
+    set_["TORCHINDUCTOR_CACHE_DIR"] = (
+        os.path.join(tempfile.gettempdir(), f"torchinductor_{user}_cpu-{mode}")
+        if root is None
+        else os.path.join(root, f"cpu-{mode}")
+    )
+    for k, v in set_.items():
         environ[k] = v
-    return dict(want)
+    return set_

@@ -167,8 +167,11 @@ def test_pin_cpu_numerics_sets_the_kernels_torch_reads():
 
     avx2 = "processor\t: 0\nflags\t\t: fpu sse2 avx fma avx2 bmi2\n"
     old = "processor\t: 0\nflags\t\t: fpu sse2 avx\n"
+    env = {"TORCHINDUCTOR_CACHE_DIR": "/x/ind"}
+    got = pin_cpu_numerics("avx2", env, cpuinfo=avx2)
+    assert got == env == {**CPU_NUMERICS_ENV["avx2"], "TORCHINDUCTOR_CACHE_DIR": "/x/ind/cpu-avx2"}
     env = {}
-    assert pin_cpu_numerics("avx2", env, cpuinfo=avx2) == CPU_NUMERICS_ENV["avx2"] == env
+    assert pin_cpu_numerics("avx2", env, cpuinfo=avx2)["TORCHINDUCTOR_CACHE_DIR"].endswith("_cpu-avx2")
     env = {}
     assert pin_cpu_numerics("avx2", env, cpuinfo=old) == {} and env == {}
     assert pin_cpu_numerics("native", env) == {} and env == {}
