@@ -63,6 +63,7 @@ rule p1_pruning_evaluate:
     params:
         n_omniglot=P1P["n_omniglot"],
         random_orders=P1P["random_orders"],
+        rank_k=lambda wc: P1P["rank_k"][wc.model],
         random_seed=P1P["random_seed"],
         bootstrap_resamples=P1P["bootstrap_resamples"],
         bootstrap_seed=P1P["bootstrap_seed"],

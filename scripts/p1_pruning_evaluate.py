@@ -32,7 +32,8 @@ def main(io):
     with np.load(io.input.U, allow_pickle=False) as z:
         U, heads = z["U"], tuple(int(h) for h in z["heads"])
     boot = BootstrapSettings(int(p.bootstrap_resamples), int(p.bootstrap_seed), float(p.ci_level))
-    ev = evaluate_pruning(model, sets, U, heads, predict, int(p.random_orders), int(p.random_seed), boot)
+    rank_k = [int(k) for k in p.rank_k]
+    ev = evaluate_pruning(model, sets, U, heads, predict, int(p.random_orders), int(p.random_seed), boot, rank_k)
     result = {"model": name, **ev.as_json()}
     write_json(io.output.result, result)
     m = {}
@@ -55,6 +56,10 @@ def main(io):
         m[f"p1.prune.acc_random_mean[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_mean("omniglot", k)
         m[f"p1.prune.acc_random_sd[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_sd("omniglot", k)
         m[f"p1.prune.params_removed_fraction[model={name}][k={fmt_id(k)}]"] = ev.params_removed_fraction[k]
+    for k, by_set in ev.subset_p.items():  # the theory's k-head pruning ranked among all k-head prunings
+        for s, v in by_set.items():
+            m[f"p1.prune.subset_p[model={name}][set={s}][k={fmt_id(k)}]"] = v
+        print(f"k = {k}: share of all {k}-head prunings at least as accurate as the theory's: {by_set}", flush=True)
     # do the theory's head scores order the single-head ID drops? Spearman's rho with its permutation null
     drops = [ev.drop_single(h, "omniglot") for h in ev.order]
     rc = rank_correlation([ev.scores[h] for h in ev.order], drops, seed=int(p.random_seed))

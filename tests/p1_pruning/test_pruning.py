@@ -226,3 +226,30 @@ def test_drop_intervals_are_paired_and_seeded():
     np.testing.assert_array_equal(a[1:2], drop_intervals(base, pruned[1:2], 300, [4, 0], 0.95))  # one resample set
     with pytest.raises(ValueError, match="share"):
         drop_intervals(base, pruned[:, :10], 10, 0, 0.95)
+
+
+def test_subset_rank_p_counts_every_admissible_pruning():
+    """admissible_subsets: every k-set that leaves each layer a head (2 x 2 heads, k = 2: 6 pairs less the 2 that
+    empty a layer); subset_rank_p: the share of them at least as accurate, 1/n for the best, 1 for the worst; for a
+    pruning drawn at random with distinct accuracies, P(p <= a) <= a (exactly n a / n at the grid points)."""
+    from smattn.p1.images.pruning import admissible_subsets, subset_rank_p
+
+    heads_all = [(1, 0), (1, 1), (2, 0), (2, 1)]
+    subs = admissible_subsets(heads_all, (2, 2), 2)
+    assert len(subs) == 4 and all({h[0] for h in s} == {1, 2} for s in subs)
+    value = {h: i for i, h in enumerate(heads_all)}
+
+    def acc(pruned):
+        return {"omniglot": -float(sum(value[h] for h in pruned))}
+
+    best = min(subs, key=lambda s: sum(value[h] for h in s))
+    worst = max(subs, key=lambda s: sum(value[h] for h in s))
+    assert subset_rank_p(acc, subs, best)["omniglot"] == 0.25
+    assert subset_rank_p(acc, subs, worst)["omniglot"] == 1.0
+    eight = [(l, h) for l in (1, 2) for h in range(4)]
+    subs8 = admissible_subsets(eight, (4, 4), 2)
+    assert len(subs8) == 28
+    rng = np.random.default_rng(3)
+    score = {s: rng.random() for s in subs8}
+    ps = [subset_rank_p(lambda pr: {"x": score[tuple(sorted(pr))]}, subs8, s)["x"] for s in subs8]
+    assert np.mean(np.array(ps) <= 0.1) <= 0.1

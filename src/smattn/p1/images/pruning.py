@@ -15,7 +15,8 @@ bootstrap confidence interval over test tasks for every drop (:func:`drop_interv
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 
@@ -234,6 +235,7 @@ class PruningEvaluation:
     bootstrap: BootstrapSettings
     single_ci: dict[Head, dict[str, tuple[float, float]]]
     theory_ci: list[dict[str, tuple[float, float]]]
+    subset_p: dict[int, dict[str, float]] = field(default_factory=dict)
 
     def random_mean(self, s: str, k: int) -> float:
         """Mean accuracy on set ``s`` over the random orders after k pruned heads."""
@@ -292,6 +294,27 @@ class PruningEvaluation:
         }
 
 
+def admissible_subsets(all_heads: Sequence[Head], heads: Sequence[int], k: int) -> list[tuple[Head, ...]]:
+    """Every set of k heads whose removal leaves each layer at least one head (as ``cumulative_sets`` does)."""
+    per_layer = {l + 1: int(H) for l, H in enumerate(heads)}
+    out = []
+    for sub in combinations(sorted(all_heads), int(k)):
+        removed = {l: sum(1 for h in sub if h[0] == l) for l in per_layer}
+        if all(removed[l] < per_layer[l] for l in per_layer):
+            out.append(sub)
+    return out
+
+
+def subset_rank_p(acc: Callable, subsets: Sequence[Sequence[Head]], pruned: Sequence[Head]) -> dict[str, float]:
+    """{set: share of ``subsets`` whose pruned accuracy is at least that of ``pruned``} (``pruned`` among them).
+
+    acc(pruned) -> {set: accuracy}. For a pruned set drawn uniformly from ``subsets`` this share is at most a with
+    probability at most a: the rate at which a random pruning passes ``p <= a`` (ties count against ``pruned``)."""
+    ref = acc(list(pruned))
+    accs = [acc(list(sub)) for sub in progress(subsets, desc="all prunings of one size", unit="set")]
+    return {s: float(np.mean([a[s] >= ref[s] - 1e-12 for a in accs])) for s in ref}
+
+
 def evaluate_pruning(
     model,
     sets: Mapping[str, tuple[np.ndarray, np.ndarray]],
@@ -301,6 +324,7 @@ def evaluate_pruning(
     n_random_orders: int,
     random_seed: int,
     bootstrap: BootstrapSettings,
+    rank_k: Sequence[int] = (),
 ) -> PruningEvaluation:
     """Prune ``model`` guided by the theory's U [H_tot, H_tot] of its heads and measure every set's accuracy.
 
@@ -309,7 +333,8 @@ def evaluate_pruning(
     (``path_contributions``), checked against the unpruned network's own forward pass (at most one tie may flip).
     Random orders: ``n_random_orders`` permutations from ``random_seed`` (``random_orders``). Drop intervals: for
     the i-th set (in the order of ``sets``), one paired bootstrap (``drop_intervals``, seed [bootstrap.seed, i])
-    shared by its single-head and cumulative drops.
+    shared by its single-head and cumulative drops. rank_k: the k at which the theory's pruning is ranked among all
+    admissible k-head prunings (``subset_rank_p``).
     """
     heads = tuple(int(h) for h in heads)
     if heads != (model.n_heads,) * model.n_layers:
@@ -358,6 +383,11 @@ def evaluate_pruning(
             single_ci[h][s] = (float(ci[j, 0]), float(ci[j, 1]))
         for k in range(len(theory_steps)):
             theory_ci[k][s] = (float(ci[len(hs) + k, 0]), float(ci[len(hs) + k, 1]))
+    subset_p = {
+        int(k): subset_rank_p(acc, admissible_subsets(list(scores), heads, int(k)), theory_steps[int(k)])
+        for k in rank_k
+        if int(k) < len(theory_steps)
+    }
     return PruningEvaluation(
         heads=heads,
         n={s: len(v[1]) for s, v in sets.items()},
@@ -377,6 +407,7 @@ def evaluate_pruning(
         bootstrap=bootstrap,
         single_ci=single_ci,
         theory_ci=theory_ci,
+        subset_p=subset_p,
     )
 
 
