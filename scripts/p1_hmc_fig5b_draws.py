@@ -26,14 +26,15 @@ def main(io):
         m[f"p1.hmc.fig5b.draws_z_median[kernel={name}]"] = q50
         m[f"p1.hmc.fig5b.draws_z_q05[kernel={name}]"] = q05
         m[f"p1.hmc.fig5b.draws_z_q95[kernel={name}]"] = q95
-        m[f"p1.hmc.fig5b.draws_frac_z_above_3[kernel={name}]"] = float(np.mean(z[:, i] > 3.0))
+        above = float(np.mean(z[:, i] > 3.0))
+        m[f"p1.hmc.fig5b.draws_frac_z_above_3[kernel={name}]"] = above
         m[f"p1.hmc.fig5b.draws_own_z[kernel={name}]"] = z_own[i]
         q_own = float(np.mean(z[:, i] <= z_own[i]))
         m[f"p1.hmc.fig5b.draws_own_quantile[kernel={name}]"] = q_own
         m[f"p1.hmc.fig5b.draws_own_quantile_gap[kernel={name}]"] = abs(q_own - 0.5)
         print(
-            f"{name}: z median {q50:.2f} (5-95 % {q05:.2f} .. {q95:.2f}), z > 3 in {np.mean(z[:, i] > 3):.3f} of "
-            f"{n} draws; the workflow's network: z {z_own[i]:.2f} at quantile {np.mean(z[:, i] <= z_own[i]):.3f}",
+            f"{name}: z median {q50:.2f} (5-95 % {q05:.2f} .. {q95:.2f}), z > 3 in {above:.3f} of {n} draws; the "
+            f"workflow's network: z {z_own[i]:.2f} at quantile {q_own:.3f}",
             flush=True,
         )
     write_metrics(io.output.metrics, m)

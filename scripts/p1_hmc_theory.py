@@ -27,7 +27,7 @@ def main(io):
     from smattn.p1.action import Architecture
     from smattn.p1.alignment import pc_overlaps
     from smattn.p1.attention import attentioned_inputs_from_heads
-    from smattn.p1.kernels import PathGram, kernel_U, path_path_kernels
+    from smattn.p1.kernels import PathGram, kernel_U, same_path_kernels
     from smattn.p1.minimise import ActionProblem, minimise_action
     from smattn.p1.predictor import accuracy, predictor
     from smattn.progress import progress
@@ -124,8 +124,7 @@ def main(io):
     k_max = min(int(p.alignment_pcs), 100)
     ov_gp, ov_rn = pc_overlaps(K_gp, train.y, k_max), pc_overlaps(K_rn, train.y, k_max)
     out["alignment"] = {"N": runs[0]["N"], "gp": ov_gp.tolist(), "renormalised": ov_rn.tolist()}
-    C = path_path_kernels(xi)
-    same = np.stack([C[i, i] for i in range(Htot)])
+    same = same_path_kernels(xi)
     write_npz(
         io.output.kernels,
         K_gp=K_gp,

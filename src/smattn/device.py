@@ -25,8 +25,10 @@ the local profile can share one workstation card (each NUTS job of the image tas
 
 from __future__ import annotations
 
+import getpass
 import os
 import sys
+import tempfile
 from collections.abc import Mapping
 
 GPU_POLICIES = ("auto", "require", "allow_cpu")
@@ -198,15 +200,10 @@ CPU_NUMERICS_ENV = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}}
 
 
 def cpu_has_avx2(cpuinfo: str | None = None) -> bool:
-    """Whether this CPU (Linux ``/proc/cpuinfo`` flags; ``cpuinfo`` the file's text, for tests) has AVX2 and FMA."""
-    if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8") as fh:
-                cpuinfo = fh.read()
-        except OSError:
-            return False
-    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
-    return "avx2" in flags and "fma" in flags
+    """Whether this CPU (``cpuinfo``: a /proc/cpuinfo text, for tests; the system's when None) has AVX2 and FMA."""
+    from .costs.machine import cpu_flags
+
+    return {"avx2", "fma"} <= cpu_flags(cpuinfo)
 
 
 def pin_cpu_numerics(mode: str, environ=None, cpuinfo: str | None = None) -> dict[str, str]:
@@ -243,9 +240,6 @@ def pin_cpu_numerics(mode: str, environ=None, cpuinfo: str | None = None) -> dic
     # TorchInductor's on-disk cache does not key its kernels by ATEN_CPU_CAPABILITY: a kernel compiled under the
     # CPU's own vector width and loaded under avx2 gave NaN losses at the first step. Pinned numerics get a cache
     # of their own (beside the user's, if one is set).
-    import getpass
-    import tempfile
-
     root = environ.get("TORCHINDUCTOR_CACHE_DIR")
     user = getpass.getuser() if root is None else ""
     set_["TORCHINDUCTOR_CACHE_DIR"] = (

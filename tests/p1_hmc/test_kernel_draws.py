@@ -13,7 +13,7 @@ from smattn.p1.kernels import path_path_kernels
 
 def test_authors_draw_is_the_workflows_network():
     """Seeds (SEED_TRAIN, SEED_L2_RANDOM): the same-path kernels and their z equal those of model 'all' built from
-    head_matrices and path_path_kernels (the p1_hmc_theory job's code path)."""
+    head_matrices and the diagonal blocks of path_path_kernels (an independent contraction)."""
     n_perm = 500
     r = alignment_over_draws(1, 3, n_train=100, n_perm=n_perm, seeds=[[H.SEED_TRAIN, H.SEED_L2_RANDOM]])
     data = H.generate_hmc(100, H.SEED_TRAIN, sigma_perp=1.0)

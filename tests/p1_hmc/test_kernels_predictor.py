@@ -6,7 +6,7 @@ import pytest
 
 from smattn.p1.alignment import pc_overlaps
 from smattn.p1.head_score import head_scores
-from smattn.p1.kernels import PathGram, kernel_diag, kernel_U, path_path_kernels
+from smattn.p1.kernels import PathGram, kernel_diag, kernel_U, path_path_kernels, same_path_kernels
 from smattn.p1.predictor import accuracy, predictor
 
 
@@ -27,6 +27,9 @@ def test_path_gram_and_kernel_definitions():
     C = path_path_kernels(xi)
     np.testing.assert_allclose(np.einsum("pq,pqab->ab", U, C) / H, direct, rtol=1e-12)
     np.testing.assert_allclose(kernel_diag(U, xi), np.diag(direct), rtol=1e-12)
+    same = np.stack([H * xi[:, p] @ xi[:, p].T for p in range(H)])
+    np.testing.assert_allclose(same_path_kernels(xi), same, rtol=1e-12)
+    np.testing.assert_allclose(same_path_kernels(xi), np.stack([C[p, p] for p in range(H)]), rtol=1e-12)
     with pytest.raises(ValueError, match="U must"):
         kernel_U(np.eye(2), xi)
 

@@ -30,6 +30,17 @@ def _cpuinfo_fields(text: str) -> dict[str, str]:
     return fields
 
 
+def cpu_flags(cpuinfo: str | None = None) -> set[str]:
+    """The first processor's CPU flags from a /proc/cpuinfo text (read from the system when None; empty where there is
+    none)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = CPUINFO.read_text(errors="replace")
+        except OSError:
+            return set()
+    return set(_cpuinfo_fields(cpuinfo).get("flags", "").split())
+
+
 def vector_extensions(flags: set[str]) -> str:
     """The widest x86 vector extension among CPU ``flags`` and whether bfloat16 runs in hardware, as words."""
     bf16 = bool(flags & {"avx512_bf16", "amx_bf16"})

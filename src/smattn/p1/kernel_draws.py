@@ -20,8 +20,9 @@ import numpy as np
 from . import hmc_task as H
 from .attention import attentioned_inputs_from_heads
 from .kernel_alignment import permutation_null
+from .kernels import same_path_kernels
 
-__all__ = ["draw_seeds", "same_path_kernels", "alignment_over_draws"]
+__all__ = ["draw_seeds", "alignment_over_draws"]
 
 
 def draw_seeds(n_draws: int, seed: int) -> np.ndarray:
@@ -30,12 +31,6 @@ def draw_seeds(n_draws: int, seed: int) -> np.ndarray:
         raise ValueError(f"n_draws must be >= 1, got {n_draws}")
     state = np.random.SeedSequence(int(seed)).generate_state(2 * n_draws, dtype=np.uint32)
     return (state % np.uint32(2**31 - 1)).astype(np.int64).reshape(n_draws, 2)
-
-
-def same_path_kernels(x: np.ndarray, heads: list[np.ndarray]) -> np.ndarray:
-    """Same-path kernels [H_tot, P, P] of inputs x [P, T, D] under per-layer heads [H_l, D, D] (flat path order)."""
-    xi = attentioned_inputs_from_heads(x, [{"W": W} for W in heads], "last")  # [P, H_tot, D]
-    return xi.shape[1] * np.einsum("aph,bph->pab", xi, xi, optimize=True)  # path_path_kernels' diagonal blocks
 
 
 def alignment_over_draws(
@@ -65,7 +60,8 @@ def alignment_over_draws(
         data = H.generate_hmc(int(n_train), int(s_train), sigma_perp=spec["sigma_perp"])
         layer2 = base[1].copy()
         layer2[i_rand] = H.random_head(int(s_head), 1.0)
-        kernels = same_path_kernels(data.x, [base[0], layer2])
+        xi = attentioned_inputs_from_heads(data.x, [{"W": base[0]}, {"W": layer2}], "last")
+        kernels = same_path_kernels(xi)
         y = rng.permutation(data.y) if shuffle_labels else data.y
         stats = [permutation_null(K, y, int(n_perm), int(seed) + 7919 * k) for K in kernels]
         z.append([s["z"] for s in stats])

@@ -39,6 +39,12 @@ def path_path_kernels(xi_a: np.ndarray, xi_b: np.ndarray | None = None) -> np.nd
     return H * np.einsum("apd,bqd->pqab", xi_a, xi_b)
 
 
+def same_path_kernels(xi: np.ndarray) -> np.ndarray:
+    """C[pi, pi] of ``path_path_kernels`` only: xi [P, H, D] -> [H, P, P] (the same-path kernels of P1 Fig. 5b)."""
+    xi = _check_xi(xi, "xi")
+    return xi.shape[1] * np.einsum("aph,bph->pab", xi, xi, optimize=True)
+
+
 def kernel_U(U: np.ndarray, xi_a: np.ndarray, xi_b: np.ndarray | None = None) -> np.ndarray:
     """K_U between two sets of inputs. U: [H, H]; xi_a: [Pa, H, D]; xi_b: [Pb, H, D] (default xi_a) -> [Pa, Pb]."""
     xi_a = _check_xi(xi_a, "xi_a")

@@ -50,6 +50,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from smattn.device import CPU_NUMERICS
 from smattn.io import atomic_path
 from smattn.memory import keep_freed_memory
 from smattn.p1.images.features import FEATURE_DIM
@@ -90,7 +91,7 @@ class TrainConfig(Settings):
     lr_schedule: str = setting(default="constant", choices=LR_SCHEDULES)  # see ``learning_rate``
     warmup_steps: int = setting(default=0, ge=0)  # linear warm-up length of ``warmup_cosine``
     min_lr: float = setting(default=0.0, ge=0)  # learning rate at the last step of ``warmup_cosine``
-    cpu_numerics: str = setting(default="native", choices=("native", "avx2"))  # smattn.device.pin_cpu_numerics
+    cpu_numerics: str = setting(default="native", choices=CPU_NUMERICS)  # smattn.device.pin_cpu_numerics
 
     def __post_init__(self):
         super().__post_init__()
