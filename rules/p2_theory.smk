@@ -187,7 +187,7 @@ rule p2_pd_hypotheses:
 rule p2_first_layer_stability:
     """alpha where the Q11 = 0 branch of the L = 2 SE turns unstable at c = skip_c, by root solves in alpha, and the
     growth per iteration at the published threshold, at the authors' SE-file switch-on and at alpha_critical.csv's
-    first-layer threshold for each c of fs_csv_skips."""
+    first-layer threshold at each of its c."""
     input:
         ref_critical=raw("reference/spoc/alpha_critical.csv"),
         ref_bo=raw("reference/spoc/BO_2w.csv"),
@@ -208,7 +208,6 @@ rule p2_first_layer_stability:
         n_samples=P2T["fs_n_samples"],
         qmc_sets=P2T["pd_qmc_sets"],
         alpha_bracket=P2T["fs_alpha_bracket"],
-        csv_skips=P2T["fs_csv_skips"],
         start=P2T["fs_start"],
         level=P2T["pd_hyp_level"],
         damping=P2T["se_damping"],

@@ -1,7 +1,7 @@
 """First-layer stability at c = skip_c (P2 App. E.2): the alpha where the Q11 = 0 branch of the two-layer SE becomes
 unstable, by root solves in alpha (no SE iteration), and the growth per iteration at the published threshold and at
 the authors' SE-file switch-on, with the iterations a read-off from a small Q11 needs there; and the growth at
-alpha_critical.csv's first-layer threshold at each c of csv_skips (is Q11 = 0 still stable where the file puts it?)."""
+alpha_critical.csv's first-layer threshold at each of its c (is Q11 = 0 still stable where the file puts it?)."""
 
 import time
 
@@ -40,28 +40,27 @@ def main(io):
     bo = read_csv(io.input.ref_bo)
     lo, hi = switch_on_bracket(bo["alpha"], bo["Q11"], P.level)
     named = {"published": float(csv["alpha1"][k]), "file_below": lo, "file_above": hi}
+
+    def growth_at(problem, a):
+        """lambda1 (with its spread over the draw sets) and lambda2 at the phase-II fixed point of alpha a."""
+        g = growth_factors(problem, a, guess=root["q2"])
+        sets = np.asarray(g["lambda1_sets"])
+        se = float(np.std(sets, ddof=1) / np.sqrt(sets.size))
+        return {"alpha": a, "q2": g["q2"], "lambda1": g["lambda1"], "lambda1_se": se, "lambda2": g["lambda2"]}
+
     growth = {}
     for name, a in named.items():
-        g = growth_factors(prob, a, guess=root["q2"])
-        n_sets = len(g["lambda1_sets"])
-        growth[name] = {
-            "alpha": a,
-            "q2": g["q2"],
-            "lambda1": g["lambda1"],
-            "lambda1_se": float(np.std(g["lambda1_sets"], ddof=1) / np.sqrt(n_sets)),
-            "lambda2": g["lambda2"],
-            "iterations": iterations_to_level(g["lambda1"], P.start, P.level),
-        }
+        growth[name] = g = growth_at(prob, a)
+        g["iterations"] = iterations_to_level(g["lambda1"], P.start, P.level)
         print(
-            f"{name}: alpha {a:.4f}: lambda1 {g['lambda1']:.4f} ± {growth[name]['lambda1_se']:.4f}, "
-            f"{growth[name]['iterations']:.1f} iterations from Q11 = {P.start:g} to {P.level:g}"
+            f"{name}: alpha {a:.4f}: lambda1 {g['lambda1']:.4f} ± {g['lambda1_se']:.4f}, "
+            f"{g['iterations']:.1f} iterations from Q11 = {P.start:g} to {P.level:g}"
         )
-    # alpha_critical.csv's alpha1 at several c: a threshold read off SE runs lies where Q11 = 0 is already unstable
+    # alpha_critical.csv's alpha1 at each of its c (the rows the claims set against ours): a threshold read off SE
+    # runs lies where Q11 = 0 is already unstable; own draws per c, in ascending c
     csv_growth = []
-    for j, cc in enumerate(float(x) for x in P.csv_skips):
-        kc = int(np.argmin(np.abs(csv["skip"] - cc)))
-        if abs(csv["skip"][kc] - cc) > 1e-12:
-            raise ValueError(f"csv_skips: alpha_critical.csv has no row at c = {cc}")
+    for j, kc in enumerate(np.argsort(csv["skip"])):
+        cc = float(csv["skip"][kc])
         pc = (
             prob
             if cc == c
@@ -69,22 +68,11 @@ def main(io):
                 cc, P.n_samples, P.qmc_sets, P.seed + 100 + j, quad=prob.quad, v_reg=P.v_reg, damping=P.damping
             )
         )
-        a1 = float(csv["alpha1"][kc])
-        g = growth_factors(pc, a1, guess=root["q2"])
-        sets = np.asarray(g["lambda1_sets"])
-        csv_growth.append(
-            {
-                "c": cc,
-                "alpha": a1,
-                "q2": g["q2"],
-                "lambda1": g["lambda1"],
-                "lambda1_se": float(np.std(sets, ddof=1) / np.sqrt(sets.size)),
-                "lambda2": g["lambda2"],
-            }
-        )
+        g = {"c": cc, **growth_at(pc, float(csv["alpha1"][kc]))}
+        csv_growth.append(g)
         print(
-            f"alpha_critical.csv at c = {cc:g}: alpha1 {a1:.4f}, q2* {g['q2']:.4f}, lambda1 {g['lambda1']:.4f} ± "
-            f"{csv_growth[-1]['lambda1_se']:.4f}",
+            f"alpha_critical.csv at c = {cc:g}: alpha1 {g['alpha']:.4f}, q2* {g['q2']:.4f}, lambda1 "
+            f"{g['lambda1']:.4f} ± {g['lambda1_se']:.4f}",
             flush=True,
         )
     write_json(

@@ -368,7 +368,7 @@ def test_every_claims_file_of_the_workflow_loads_and_cites_known_ids():
 def test_cause_of_a_failing_claim_is_confirmed_or_refuted_by_its_check(tmp_path):
     """A failing claim row with a cause opens its explanation with the cause, confirmed when the cause's check holds
     and refuted when it does not, naming the rule and the check's numbers; a passing row shows no cause; a run that
-    lacks the cause's metrics says it was not computed; the panel line counts the failing rows by cause."""
+    lacks a metric of the cause raises, as for the row's own; the panel line counts the failing rows by cause."""
     cause = {
         "hypothesis": "the file is off by {{gap}}",
         "rule": "some_rule",
@@ -399,8 +399,8 @@ def test_cause_of_a_failing_claim_is_confirmed_or_refuted_by_its_check(tmp_path)
     assert refuted[0]["explanation"].startswith("not reproduced — hypothesis refuted: the file is off by 0.2")
     passing = evaluate_claims(claims, {"a": 1.0, "b": 1.0, "gap": 0.5, "gap_se": 0.1})
     assert passing[0]["explanation"] == "Ours is exact." and passing[0]["cause"] is None
-    missing = evaluate_claims(claims, {"a": 1.5, "b": 1.0})
-    assert missing[0]["explanation"].startswith("not reproduced — cause not computed at this scale (rule some_rule)")
+    with pytest.raises(KeyError, match="gap"):  # a cause's metric that no rule wrote is an error, as a row's own
+        evaluate_claims(claims, {"a": 1.5, "b": 1.0})
     from smattn.ledger import panel_line
 
     line = panel_line(figure_status(confirmed)[PANEL_INDEX["P2 Fig. 1 left"]])

@@ -19,12 +19,16 @@ CAPTIONS = sorted((REPO / "report").glob("*.rst"))
 
 def referenced_metrics(claims: list[dict]) -> list[str]:
     """Every metric id the claims name: ``id``, the ``check`` entries of a comparison, standard errors (also the
-    ``n`` of a binomial one) and the ``{{id}}`` citations of explanations; a number there is no id."""
+    ``n`` of a binomial one), the ``{{id}}`` citations of explanations, and a cause's check and citations; a number
+    there is no id."""
     refs = []
     for c in claims:
         refs += [c.get(k) for k in ("id", "se", "paper_se", "expected", "expected_se", "successes", "trials", "p")]
         refs += [c.get("check", {}).get(k) for k in ("left", "right", "margin", "min_effect", "se_left", "se_right")]
         refs += [m.strip() for m in re.findall(r"\{\{([^{}]+)\}\}", c.get("explanation", ""))]
+        cause = c.get("cause") or {}  # a failing claim's cause: its check and the citations of its hypothesis
+        refs += [cause.get("check", {}).get(k) for k in ("left", "right", "se_left", "se_right")]
+        refs += [m.strip() for m in re.findall(r"\{\{([^{}]+)\}\}", cause.get("hypothesis", ""))]
     refs = [r["binomial"] if isinstance(r, dict) else r for r in refs]
     return [r for r in refs if isinstance(r, str)]
 

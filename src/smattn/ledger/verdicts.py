@@ -210,19 +210,16 @@ def _evaluate_pvalue(c: dict, metrics: Mapping[str, float]) -> dict:
 _EVALUATORS = {"compare": _evaluate_compare, "proportion": _evaluate_proportion, "pvalue": _evaluate_pvalue}
 
 
-CAUSE_CONFIRMED, CAUSE_REFUTED, CAUSE_NOT_COMPUTED = "cause", "hypothesis refuted", "cause not computed"
+CAUSE_CONFIRMED, CAUSE_REFUTED = "cause", "hypothesis refuted"
 
 
 def cause_text(c: dict, metrics: Mapping[str, float]) -> tuple[str, str]:
     """(verdict, text) of a failing claim row's cause: verdict ``cause`` when the cause's check holds, else
-    ``hypothesis refuted`` (``cause not computed`` where the run lacks its metrics); text, the opening of the row's
-    explanation, names the rule and the check's numbers."""
+    ``hypothesis refuted``; text, the opening of the row's explanation, names the rule and the check's numbers. A
+    metric the cause names that no rule wrote raises KeyError, as for the row's own numbers."""
     cause = c["cause"]
-    try:
-        r = _evaluate_compare({**c, "check": cause["check"]}, metrics)
-        hypothesis = fill_template(cause["hypothesis"], metrics, c).strip().rstrip(".")
-    except KeyError:  # a scale that does not compute the cause (e.g. fewer c at smoke scale)
-        return CAUSE_NOT_COMPUTED, f"not reproduced — cause not computed at this scale (rule {cause['rule']})."
+    r = _evaluate_compare({**c, "check": cause["check"]}, metrics)
+    hypothesis = fill_template(cause["hypothesis"], metrics, c).strip().rstrip(".")
     verdict = CAUSE_CONFIRMED if r["ok"] else CAUSE_REFUTED
     return verdict, f"not reproduced — {verdict}: {hypothesis} (rule {cause['rule']}; {r['ours']}: {r['tolerance']})."
 
