@@ -10,10 +10,12 @@ import numpy as np
 from smattn.data.spoc import read_csv
 from smattn.io import json_safe, write_json
 from smattn.p2.theory.first_layer_stability import (
+    NoPhaseTwoFixedPoint,
     StabilityProblem,
     alpha_first_stability,
     growth_factors,
     iterations_to_level,
+    origin_growth,
     switch_on_bracket,
 )
 from smattn.p2.theory.quadrature import QuadratureSettings
@@ -42,8 +44,12 @@ def main(io):
     named = {"published": float(csv["alpha1"][k]), "file_below": lo, "file_above": hi}
 
     def growth_at(problem, a):
-        """lambda1 (with its spread over the draw sets) and lambda2 at the phase-II fixed point of alpha a."""
-        g = growth_factors(problem, a, guess=root["q2"])
+        """lambda1 (with its spread over the draw sets) and lambda2 at the phase-II fixed point of alpha a, or at
+        Q = 0 where a has none (at or below this problem's alpha_last: small samples near the threshold)."""
+        try:
+            g = growth_factors(problem, a, guess=root["q2"])
+        except NoPhaseTwoFixedPoint:
+            g = origin_growth(problem, a)
         sets = np.asarray(g["lambda1_sets"])
         se = float(np.std(sets, ddof=1) / np.sqrt(sets.size))
         return {"alpha": a, "q2": g["q2"], "lambda1": g["lambda1"], "lambda1_se": se, "lambda2": g["lambda2"]}

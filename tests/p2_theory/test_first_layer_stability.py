@@ -151,3 +151,18 @@ def test_error_bar_carried_over_to_the_plugin_error_matches_resampled_overlaps()
     draws = rng.multivariate_normal(q, cov, size=24)
     errs = [plugin_error(np.diag(np.clip(d, 0, 1)), 1.0, n_samples=50_000, seed=4)[0] for d in draws]
     assert 0.6 < np.std(errs, ddof=1) / se < 1.5
+
+
+def test_origin_growth_is_the_initial_operator_where_no_phase_two_point_exists():
+    """Below alpha_last the branch has no phase-II fixed point (NoPhaseTwoFixedPoint); origin_growth then gives
+    lambda_1 at Q = 0, whose S is K11 of the operator at Q = 0 (thresholds.initial_operator) on the same draws."""
+    from smattn.p2.theory.first_layer_stability import NoPhaseTwoFixedPoint, origin_growth
+    from smattn.p2.theory.thresholds import initial_operator
+
+    prob = StabilityProblem.from_sizes(1.0, 512, 2, 3, quad=QUAD, v_reg=0.0)
+    with pytest.raises(NoPhaseTwoFixedPoint):
+        phase_two_fixed_point(prob, 0.05)
+    g = origin_growth(prob, 0.05)
+    K11 = np.mean([initial_operator(1.0, d, QUAD)[0][0, 0] for d in prob.sets])
+    assert g["S"] == pytest.approx(K11, rel=1e-3)
+    assert g["lambda1"] == pytest.approx(0.2 + 0.8 * 0.05 * K11, rel=1e-3) and g["q2"] == 0.0

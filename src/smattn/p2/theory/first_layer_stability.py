@@ -37,6 +37,9 @@ __all__ = [
     "branch_point",
     "phase_two_fixed_point",
     "growth_factors",
+    "origin_growth",
+    "NoPhaseTwoFixedPoint",
+    "Q2_ORIGIN",
     "alpha_first_stability",
     "iterations_to_level",
     "switch_on_bracket",
@@ -112,6 +115,15 @@ class StabilityProblem:
         return self.cache[q2]
 
 
+#: q2 below which the phase-II branch has reached Q = 0: no phase-II fixed point exists (alpha at or below the last
+#: layer's threshold, where alpha R22(q2) < q2 for every small q2), and ``origin_growth`` evaluates the branch's end
+Q2_ORIGIN = 1e-8
+
+
+class NoPhaseTwoFixedPoint(RuntimeError):
+    """alpha has no phase-II fixed point diag(0, q2*) with q2* above ``Q2_ORIGIN``."""
+
+
 def _fixed_point_residual(p: BranchPoint, alpha: float, R22=None) -> float:
     """log(q2 / (1 - q2)) - log(alpha R22): zero on the phase-II fixed point, increasing in q2 there."""
     R = p.R22 if R22 is None else R22
@@ -132,7 +144,10 @@ def phase_two_fixed_point(
         raise ValueError(f"alpha must be > 0, got {alpha}")
 
     def f(t):
-        return _fixed_point_residual(prob.point(1.0 / (1.0 + np.exp(-t))), alpha)
+        q2 = 1.0 / (1.0 + np.exp(-t))
+        if q2 < Q2_ORIGIN:
+            raise NoPhaseTwoFixedPoint(f"no phase-II fixed point at alpha = {alpha}: the branch reaches Q = 0")
+        return _fixed_point_residual(prob.point(q2), alpha)
 
     known = sorted(prob.cache)
     res = np.array([_fixed_point_residual(prob.cache[q], alpha) for q in known])
@@ -154,7 +169,7 @@ def phase_two_fixed_point(
                 lo, hi, f_lo = hi, hi + 2 * (hi - lo), f_hi
                 f_hi = f(hi)
         else:
-            raise RuntimeError(f"no phase-II fixed point bracketed at alpha = {alpha} (is alpha above alpha_last?)")
+            raise NoPhaseTwoFixedPoint(f"no phase-II fixed point bracketed at alpha = {alpha} (above alpha_last?)")
     t = brentq(f, lo, hi, xtol=xtol)
     return float(1.0 / (1.0 + np.exp(-t)))
 
@@ -203,6 +218,23 @@ def growth_factors(
         lambda1_sets=1.0 - eta + eta * alpha * S_sets,
     )
     return out
+
+
+def origin_growth(prob: StabilityProblem, alpha: float) -> dict:
+    """lambda_1 at Q = 0, the end of the phase-II branch where alpha has no phase-II fixed point (evaluated at
+    q2 = ``Q2_ORIGIN``): the keys of ``growth_factors`` with q2 = 0, lambda1_sets per draw set and lambda2 None."""
+    p = prob.point(Q2_ORIGIN)
+    eta = prob.damping
+    return {
+        "alpha": float(alpha),
+        "q2": 0.0,
+        "S": p.S,
+        "R22": p.R22,
+        "lambda1": 1.0 - eta + eta * alpha * p.S,
+        "min_ess": p.min_ess,
+        "lambda2": None,
+        "lambda1_sets": 1.0 - eta + eta * alpha * np.asarray(p.S_sets),
+    }
 
 
 def alpha_first_stability(
