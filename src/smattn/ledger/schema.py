@@ -16,9 +16,12 @@ Kinds (``verdicts`` holds the exact rules):
 * ``match`` — ``id`` agrees with ``paper`` within ``K_SIGMA`` combined standard errors ``se`` / ``paper_se`` (a metric
   id, a number, or ``{binomial: n}``, evaluated at the reference value) plus a fixed ``tolerance`` that needs a
   ``tolerance_reason`` (deterministic quantities only).
-* ``deviation`` — a known disagreement with ``paper``: ``expected`` is a metric id that a rule of the same run computes
-  by another method; the row holds while ``id`` lies within ``K_SIGMA·√(se² + expected_se²)`` (+ fixed part) of it.
-  A typed number is refused: a deviation is explained by a computation, not by a remembered value.
+* ``deviation`` — a known disagreement with ``paper``, judged first as a ``match``; when ours and the paper's value
+  disagree, ``explained_by: {shows, rule, check}`` says what the run computes about the published value: ``shows`` is
+  ``reproduces the published value`` (the run recomputes it by the authors' procedure; ``check`` is a ``match``
+  check ``{id, paper, se, paper_se}``) or ``the published value is not a fixed point`` (the exact map moves it;
+  ``check`` is a compare check with a significance test). Our own value mapped once is a cross-check row, not an
+  explanation.
 * ``compare`` — ``check: {left, op, right}`` with optional standard errors and ``test: significant | consistent``.
 * ``proportion`` — ``successes`` out of ``trials`` (metric ids) against the proportion ``paper``: an exact binomial
   test (``alternative``: two-sided, less, greater) at level ``P_LEVEL``.
@@ -179,6 +182,44 @@ def _validate_compare(c: dict, where: str) -> None:
         raise ValueError(f"{where}: give either standard errors (se_left/se_right) or a margin, not both")
 
 
+#: what a deviation's computation can show about the published value
+SHOWS = ("reproduces the published value", "the published value is not a fixed point")
+_EXPLAINED_KEYS = {"shows", "rule", "check"}
+_MATCH_CHECK_KEYS = {"id", "paper", "se", "paper_se"}
+
+
+def _validate_explained_by(c: dict, where: str) -> None:
+    ex = c.get("explained_by")
+    if not isinstance(ex, dict) or set(ex) != _EXPLAINED_KEYS:
+        raise ValueError(
+            f"{where}: deviation needs explained_by with exactly {sorted(_EXPLAINED_KEYS)} (a computation of the same "
+            f"run about the published value), got {ex!r}"
+        )
+    if ex["shows"] not in SHOWS:
+        raise ValueError(f"{where}: explained_by.shows must be one of {SHOWS}, not {ex['shows']!r}")
+    chk = ex["check"]
+    if not isinstance(chk, dict):
+        raise ValueError(f"{where}: explained_by.check must be a mapping, not {chk!r}")
+    if ex["shows"] == SHOWS[0]:
+        if not set(chk) <= _MATCH_CHECK_KEYS or not isinstance(chk.get("id"), str) or "paper" not in chk:
+            raise ValueError(
+                f"{where}: a recomputation of the published value is a match check {{id, paper, se, paper_se}}: "
+                f"the recomputed value (a metric id) against the paper's, got {chk!r}"
+            )
+        for key in ("paper", "se", "paper_se"):
+            if key in chk:
+                _check_ref(where, f"explained_by.check.{key}", chk[key])
+    else:
+        if not {"left", "op", "right"} <= set(chk) or chk.get("test") != "significant":
+            raise ValueError(
+                f"{where}: 'not a fixed point' is shown by a compare check {{left, op, right, se_left/se_right}} with "
+                f"test: significant (a stated significance), got {chk!r}"
+            )
+        _validate_compare({"check": chk}, f"{where}: explained_by")
+    if not c.get("explanation"):
+        raise ValueError(f"{where}: deviation needs an 'explanation'")
+
+
 def _validate_value(c: dict, where: str) -> None:
     kind = c["kind"]
     if "id" not in c:
@@ -194,15 +235,7 @@ def _validate_value(c: dict, where: str) -> None:
     if not is_number(c.get("paper")):
         raise ValueError(f"{where}: {kind} needs 'paper' (the published number)")
     if kind == "deviation":
-        if not isinstance(c.get("expected"), str):
-            raise ValueError(
-                f"{where}: deviation needs 'expected', the metric id of the value the explanation predicts, computed "
-                f"by a rule of the same run (a typed number is not an explanation): got {c.get('expected')!r}"
-            )
-        if "expected_se" in c:
-            _check_ref(where, "expected_se", c["expected_se"])
-        if not c.get("explanation"):
-            raise ValueError(f"{where}: deviation needs an 'explanation'")
+        _validate_explained_by(c, where)
     if "se" not in c and "tolerance" not in c:
         raise ValueError(f"{where}: {kind} needs 'se' (our standard error) and/or a fixed 'tolerance'")
     if "se" in c:

@@ -5,8 +5,10 @@ Rules, with ``K = K_SIGMA``:
 * ``match``: pass iff ``|ours - paper| <= K·√(se² + paper_se²) + fixed``. A ``{binomial: n}`` error is that of the
   reference proportion (the paper's value), ``√(p(1 - p)/n)``: the error of the hypothesis tested, never the estimate's
   (an estimate of 0.6 out of 10 would otherwise widen its own tolerance).
-* ``deviation``: ``deviation explained`` iff ``|ours - expected| <= K·√(se² + expected_se²) + fixed``, else FAIL
-  (ours has moved away from what the explanation computes).
+* ``deviation``: judged as a ``match`` first (pass when ours and the paper's value agree); when they do not, its
+  ``explained_by`` check is evaluated (a ``match`` of the recomputed published value, or a significant ``compare``
+  showing the exact map moves it): ``deviation explained`` when it holds, FAIL when it does not; the explanation
+  opens with what the computation shows, its rule and numbers.
 * ``compare``: with ``d`` the difference in the claimed direction and ``σ`` the combined error: ``significant`` iff
   ``d - Kσ > min_effect``, ``consistent`` iff ``d + Kσ >= min_effect``, without errors iff ``d + margin > min_effect``
   (``>=`` for ``<=``/``>=``). A binomial side's error is taken at the mean of the two sides (equality, the null).
@@ -45,6 +47,7 @@ from .schema import (
     NOT_RUN,
     P_LEVEL,
     PASS,
+    SHOWS,
     is_number,
 )
 
@@ -171,15 +174,32 @@ def _evaluate_value(c: dict, metrics: Mapping[str, float]) -> dict:
     row = {"id": c["id"], "ours": f"{value:.4g}", "tolerance": "", "tolerance_source": "", "ok": None, "width": 0.0}
     if c["kind"] not in ("match", "deviation"):
         return row
-    target = float(c["paper"]) if c["kind"] == "match" else _value(metrics, c["expected"], c)
+    target = float(c["paper"])
     if "se" in c:
         se, _ = _se(metrics, c["se"], target, c)
         row["ours"] = f"{value:.4g} ± {se:.2g}"
     tol, source = _tolerance(c, metrics, target)
     row.update(tolerance=f"± {tol:.3g}", tolerance_source=source, ok=abs(value - target) <= tol, width=tol)
-    if c["kind"] == "deviation":
-        row["tolerance"] = f"{target:.4g} ± {tol:.3g} ({c['expected']})"
     return row
+
+
+def explained_text(c: dict, metrics: Mapping[str, float]) -> tuple[bool, str]:
+    """(holds, text) of a disagreeing deviation row's ``explained_by`` check: text, the opening of the row's
+    explanation, says what the computation shows, its rule and its numbers."""
+    ex = c["explained_by"]
+    chk = ex["check"]
+    if ex["shows"] == SHOWS[0]:
+        sub = {**c, "kind": "match", "id": chk["id"], "paper": _value(metrics, chk["paper"], c)}
+        for key in ("se", "paper_se", "tolerance", "tolerance_reason"):
+            sub.pop(key, None)
+        sub.update({k: chk[k] for k in ("se", "paper_se") if k in chk})
+        r = _evaluate_value(sub, metrics)
+        numbers = f"{chk['id']} = {r['ours']} vs {sub['paper']:.4g} {r['tolerance']}"
+    else:
+        r = _evaluate_compare({**c, "check": chk}, metrics)
+        numbers = f"{r['ours']}: {r['tolerance']}"
+    word = "deviation explained" if r["ok"] else "not reproduced — explanation does not hold"
+    return bool(r["ok"]), f"{word}: {ex['shows']} (rule {ex['rule']}; {numbers})."
 
 
 def _evaluate_proportion(c: dict, metrics: Mapping[str, float]) -> dict:
@@ -259,7 +279,7 @@ def _status(c: dict, ok, width: float, judged_here: bool) -> str:
     rng = c.get("range")
     if rng is not None and width > INFORMATIVE_SHARE * (rng[1] - rng[0]):
         return NOT_INFORMATIVE
-    return DEVIATION if kind == "deviation" else PASS
+    return PASS
 
 
 def _apply_holm(rows: list[dict], pending: dict[int, tuple[str, float]]) -> None:
@@ -319,7 +339,9 @@ def evaluate_claims(
         if c["kind"] == "pvalue" and judged_here:
             pending[len(rows)] = (c["family"], p)
         elif c["kind"] == "deviation" and status == FAIL:
-            explanation = f"ours has moved away from the value the explanation computes. {explanation}"
+            holds, text = explained_text(c, metrics)
+            status = DEVIATION if holds else FAIL
+            explanation = f"{text} {explanation}"
         cause = None
         if status == FAIL and "cause" in c:
             verdict, text = cause_text(c, metrics)
