@@ -22,6 +22,7 @@ def main(io):
 
     from smattn.io import fmt_id, save_figure, write_csv, write_metrics
     from smattn.p1.agreement import accuracy_gaps, distance_from_identity, path_correlation, sampled_record_metrics
+    from smattn.p1.predictor import paired_cohen_h
     from smattn.p1.sampler import nuts_ledger_entries
 
     th = json.load(open(io.input.theory))
@@ -114,6 +115,9 @@ def main(io):
     }
     for name, (d, se) in accuracy_gaps(lines, pred["y_verdict"], pairs).items():
         m[f"p1.hmc.acc_gap[{name}]"], m[f"p1.hmc.acc_gap_se[{name}]"] = d, se
+    # "considerable" improvement over the GP limit: Cohen's h of the two accuracies, with its paired error
+    h, h_se = paired_cohen_h(lines[small], lines["gp_all"], pred["y_verdict"])
+    m[f"p1.hmc.cohen_h[{small}-gp_all]"], m[f"p1.hmc.cohen_h_se[{small}-gp_all]"] = h, h_se
     m["p1.hmc.P_verdict"] = float(th["P_verdict"])
     r10 = [r for r in th["runs"] if r["N"] == 10.0]
     if r10:

@@ -92,3 +92,28 @@ def test_sampled_record_metrics_pair_the_record_with_the_theory_of_its_width():
     assert m["acc_sampled_minus_theory"] == 0.0 and m["U_sampled_deviation"] == pytest.approx(0.05)
     with pytest.raises(ValueError, match="not a theory width"):
         A.sampled_record_metrics({**rec, "N": 20}, theory, preds)
+
+
+def test_paired_cohen_h_against_its_sampling_distribution():
+    # h of two correlated predictors on the same items: its spread over many test sets drawn from the same joint law
+    # (brute force) must equal the delta-method standard error of one test set, and h itself Cohen's formula
+    from smattn.p1.predictor import paired_cohen_h
+
+    rng = np.random.default_rng(4)
+    n, reps = 400, 4000
+    # joint law of (a correct, b correct): both 0.70, a only 0.15, b only 0.05, neither 0.10 -> p_a 0.85, p_b 0.75
+    probs = np.array([0.70, 0.15, 0.05, 0.10])
+    hs, ses = [], []
+    for _ in range(reps):
+        cell = rng.choice(4, size=n, p=probs)
+        y = rng.choice([-1.0, 1.0], size=n)
+        ca, cb = np.isin(cell, (0, 1)), np.isin(cell, (0, 2))
+        h, se = paired_cohen_h(np.where(ca, y, -y), np.where(cb, y, -y), y)
+        hs.append(h)
+        ses.append(se)
+    exact = 2 * (np.arcsin(np.sqrt(0.85)) - np.arcsin(np.sqrt(0.75)))
+    assert abs(np.mean(hs) - exact) < 4 * np.std(hs) / np.sqrt(reps)
+    assert np.mean(ses) == pytest.approx(np.std(hs), rel=0.05)
+    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+        y = np.ones(5)
+        paired_cohen_h(y, -y, y)

@@ -65,6 +65,26 @@ def paired_accuracy_gap(mean_a: np.ndarray, mean_b: np.ndarray, y: np.ndarray) -
     return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
 
 
+def paired_cohen_h(mean_a: np.ndarray, mean_b: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Cohen's effect size h of two accuracies on the same test set, and its standard error.
+
+    ``h = 2 asin sqrt(p_a) - 2 asin sqrt(p_b)`` (Cohen 1988, Sec. 6.2: 0.2 small, 0.5 medium, 0.8 large), the
+    difference of two proportions on the scale where their sampling variance does not depend on p. Its error is the
+    delta method applied to the paired items: with ``phi'(p) = 1 / sqrt(p (1 - p))``, ``h ~ mean(phi'(p_a) c_a -
+    phi'(p_b) c_b)`` up to a constant, so ``se = std(phi'(p_a) c_a - phi'(p_b) c_b, ddof=1) / sqrt(n)`` with
+    ``c`` the per-item correct indicators. An accuracy of exactly 0 or 1 has no finite error: ValueError.
+    mean_a, mean_b, y: [n]."""
+    pa, pb = accuracy(mean_a, y), accuracy(mean_b, y)
+    if not (0 < pa < 1 and 0 < pb < 1):
+        raise ValueError(f"Cohen's h needs accuracies strictly between 0 and 1, got {pa} and {pb}")
+    y = np.asarray(y, dtype=np.float64)
+    ca = (np.sign(mean_a) == y).astype(np.float64)
+    cb = (np.sign(mean_b) == y).astype(np.float64)
+    h = 2.0 * (np.arcsin(np.sqrt(pa)) - np.arcsin(np.sqrt(pb)))
+    lin = ca / np.sqrt(pa * (1.0 - pa)) - cb / np.sqrt(pb * (1.0 - pb))
+    return float(h), float(lin.std(ddof=1) / np.sqrt(y.size))
+
+
 def accuracy_mcse(mean: np.ndarray, mcse: np.ndarray, y: np.ndarray) -> float:
     """Monte-Carlo standard error of the accuracy of a sampled mean predictor.
 
