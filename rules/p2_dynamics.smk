@@ -256,5 +256,9 @@ rule p2_trec_sweep:
     resources:
         mem_mb=planned_mem_mb("p2_trec_sweep"),
         runtime=planned_runtime("p2_trec_sweep"),
+    params:
+        # the configuration calibrated on the published curves (the main runs'): not counted as evidence
+        calibrated_init=P2D["trec_attn_init_std"],
+        calibrated_opt=P2D["trec_optimizer"],
     script:
         "../scripts/p2_dynamics_trec_sweep.py"

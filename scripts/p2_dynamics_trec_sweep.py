@@ -7,7 +7,9 @@ Outputs: ``table`` (CSV, one row per configuration plus the published runs), ``m
 * per configuration ``p2.trec_sweep.{half1,half2,learned1,gap,phi}[init=..,opt=..]`` with ``_se`` siblings (means
   and standard errors over runs, steps counted from 1; only where decided), ``outcome`` (1 holds, 0 inconclusive
   or undecided, -1 does not hold) and ``decided`` (1 / 0) for every configuration;
-* the counts ``p2.trec_sweep.n_{configs,decided,holds,not_hold,inconclusive,undecided}``;
+* the counts ``p2.trec_sweep.n_{configs,decided,holds,not_hold,inconclusive,undecided}``, and
+  ``n_holds_uncalibrated`` of ``n_uncalibrated``: the configurations other than the one calibrated on the published
+  curves (params ``calibrated_init``, ``calibrated_opt``);
 * ``p2.trec_sweep.published.*`` for the authors' runs.
 """
 
@@ -40,6 +42,19 @@ def main(io):
                 metrics[f"p2.trec_sweep.{q}[{res['label']}]"] = res[q]
                 metrics[f"p2.trec_sweep.{q}_se[{res['label']}]"] = res[f"{q}_se"]
     outcomes = [r["outcome"] for r in rows]
+    calibrated = [
+        r["init"] == float(io.params.calibrated_init) and r["optimizer"] == str(io.params.calibrated_opt) for r in rows
+    ]
+    if sum(calibrated) != 1:
+        raise ValueError(
+            f"the calibrated configuration (init {io.params.calibrated_init}, {io.params.calibrated_opt}) must be one "
+            f"of the sweep's configurations exactly once, found {sum(calibrated)}"
+        )
+    # the configurations the calibration did not choose: the sweep's evidence
+    metrics["p2.trec_sweep.n_uncalibrated"] = len(rows) - 1
+    metrics["p2.trec_sweep.n_holds_uncalibrated"] = sum(
+        o == "holds" for o, cal in zip(outcomes, calibrated, strict=True) if not cal
+    )
     metrics["p2.trec_sweep.n_configs"] = len(rows)
     metrics["p2.trec_sweep.n_decided"] = sum(o != "undecided" for o in outcomes)
     metrics["p2.trec_sweep.n_holds"] = outcomes.count("holds")

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from smattn.scriptio import ScriptIO
 
@@ -41,7 +42,7 @@ def test_sweep_summary_on_constructed_runs(raw_data, tmp_path):
     io = ScriptIO(
         input=SimpleNamespace(runs=runs, ref_s1=str(ref / "dist_1.npy"), ref_s2=str(ref / "dist_2.npy")),
         output=out,
-        params=SimpleNamespace(),
+        params=SimpleNamespace(calibrated_init=3e-4, calibrated_opt="transformers_adamw"),
     )
     runpy.run_path(str(SCRIPT))["main"](io)
     m = json.loads(out.metrics.read_text())
@@ -53,6 +54,8 @@ def test_sweep_summary_on_constructed_runs(raw_data, tmp_path):
     assert m["p2.trec_sweep.outcome[init=0.1,opt=torch_adamw]"] == 0
     counts = [m[f"p2.trec_sweep.n_{k}"] for k in ("configs", "decided", "holds", "not_hold", "inconclusive")]
     assert counts == [4, 3, 1, 1, 1] and m["p2.trec_sweep.n_undecided"] == 1
+    # the one configuration that holds is the calibrated one: it is not counted as the sweep's evidence
+    assert m["p2.trec_sweep.n_uncalibrated"] == 3 and m["p2.trec_sweep.n_holds_uncalibrated"] == 0
     assert m["p2.trec_sweep.published.outcome"] == 1 and m["p2.trec_sweep.published.phi"] < 1e-3
     md = out.markdown.read_text()
     assert md.count("| holds |") == 2 and md.count("| undecided |") == 1  # ours and the published runs
@@ -104,3 +107,19 @@ def test_sweep_run_takes_whole_main_runs_as_its_own(raw_data, tmp_path):
     np.testing.assert_array_equal(reused["wall_s"], [float(np.load(r)["wall_s"]) for r in runs])
     assert short["similarity"].shape == (2, 2, 3)
     np.testing.assert_array_equal(short["train_loss"], trained["train_loss"][:, :3])
+
+
+def test_sweep_summary_needs_the_calibrated_configuration(raw_data, tmp_path):
+    n = 200
+    S = np.stack([_rise(n, 0.14, 20)])
+    runs = [_write(tmp_path / "a.npz", S, S, 1e-2, "torch_adamw", 10920)]
+    ref = raw_data / "reference" / "spoc"
+    out = SimpleNamespace(table=tmp_path / "t.csv", markdown=tmp_path / "t.md", metrics=tmp_path / "m.json")
+    io = ScriptIO(
+        input=SimpleNamespace(runs=runs, ref_s1=str(ref / "dist_1.npy"), ref_s2=str(ref / "dist_2.npy")),
+        output=out,
+        params=SimpleNamespace(calibrated_init=3e-4, calibrated_opt="transformers_adamw"),
+    )
+    with pytest.raises(ValueError, match="calibrated configuration"):
+        runpy.run_path(str(SCRIPT))["main"](io)
+    assert not out.metrics.exists()
