@@ -25,6 +25,16 @@ def _write(path, S1, S2, init, opt, full_steps):
     return str(path)
 
 
+def _summary_io(raw_data, tmp_path, runs):
+    """The summary script's inputs, outputs and params (calibrated configuration: init 3e-4, transformers' AdamW)."""
+    ref = raw_data / "reference" / "spoc"
+    return ScriptIO(
+        input=SimpleNamespace(runs=runs, ref_s1=str(ref / "dist_1.npy"), ref_s2=str(ref / "dist_2.npy")),
+        output=SimpleNamespace(table=tmp_path / "t.csv", markdown=tmp_path / "t.md", metrics=tmp_path / "m.json"),
+        params=SimpleNamespace(calibrated_init=3e-4, calibrated_opt="transformers_adamw"),
+    )
+
+
 def test_sweep_summary_on_constructed_runs(raw_data, tmp_path):
     n, taus = 800, (15, 20, 25)
     S1 = np.stack([_rise(n, 0.14, t) for t in taus])
@@ -37,13 +47,8 @@ def test_sweep_summary_on_constructed_runs(raw_data, tmp_path):
         # the same curves as whole trainings: decided; layer 2 has done 9 +- 1 % of its rise: inconclusive
         _write(tmp_path / "d.npz", S1, drift, 0.1, "torch_adamw", n),
     ]
-    ref = raw_data / "reference" / "spoc"
-    out = SimpleNamespace(table=tmp_path / "t.csv", markdown=tmp_path / "t.md", metrics=tmp_path / "m.json")
-    io = ScriptIO(
-        input=SimpleNamespace(runs=runs, ref_s1=str(ref / "dist_1.npy"), ref_s2=str(ref / "dist_2.npy")),
-        output=out,
-        params=SimpleNamespace(calibrated_init=3e-4, calibrated_opt="transformers_adamw"),
-    )
+    io = _summary_io(raw_data, tmp_path, runs)
+    out = io.output
     runpy.run_path(str(SCRIPT))["main"](io)
     m = json.loads(out.metrics.read_text())
     assert m["p2.trec_sweep.outcome[init=0.0003,opt=transformers_adamw]"] == 1
@@ -113,13 +118,8 @@ def test_sweep_summary_needs_the_calibrated_configuration(raw_data, tmp_path):
     n = 200
     S = np.stack([_rise(n, 0.14, 20)])
     runs = [_write(tmp_path / "a.npz", S, S, 1e-2, "torch_adamw", 10920)]
-    ref = raw_data / "reference" / "spoc"
-    out = SimpleNamespace(table=tmp_path / "t.csv", markdown=tmp_path / "t.md", metrics=tmp_path / "m.json")
-    io = ScriptIO(
-        input=SimpleNamespace(runs=runs, ref_s1=str(ref / "dist_1.npy"), ref_s2=str(ref / "dist_2.npy")),
-        output=out,
-        params=SimpleNamespace(calibrated_init=3e-4, calibrated_opt="transformers_adamw"),
-    )
+    io = _summary_io(raw_data, tmp_path, runs)
+    out = io.output
     with pytest.raises(ValueError, match="calibrated configuration"):
         runpy.run_path(str(SCRIPT))["main"](io)
     assert not out.metrics.exists()
