@@ -1,6 +1,7 @@
 """The metrics ledger, the claims table and the atomic writers."""
 
 import json
+import re
 
 import pytest
 import yaml
@@ -375,6 +376,49 @@ def test_every_claims_file_of_the_workflow_loads_and_cites_known_ids():
     files = sorted((Path(__file__).parents[2] / "claims").glob("*.yaml"))
     claims = load_claims(files)
     assert claims and all(c["kind"] != "info" or c.get("paper") is None for c in claims)
+
+
+#: row fields whose strings are words, names or settings, never metric ids
+_WORD_FIELDS = {"claim", "paper_says", "where", "basis", "figure", "role", "kind", "source", "group", "explanation"}
+_WORD_FIELDS |= {"hypothesis", "rule", "shows", "op", "test", "alternative", "family", "judged_at"}
+
+
+def _string_leaves(x, key=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if k not in _WORD_FIELDS and not k.endswith("_reason"):
+                yield from _string_leaves(v, k)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _string_leaves(v, key)
+    elif isinstance(x, str):
+        yield x
+
+
+def test_metric_refs_names_every_metric_a_row_reads():
+    """For every row of the repository's claims files, the ids ``metric_refs`` lists are all the evaluator needs,
+    also for a deviation's explanation and a failing claim's cause (evaluated with only those ids in the ledger), and
+    they are every string of the row that is not a word field (a walk of the row) plus its ``{{id}}`` citations."""
+    from pathlib import Path
+
+    from smattn.ledger import metric_refs
+    from smattn.ledger.verdicts import cause_text, explained_text
+
+    claims = load_claims(sorted((Path(__file__).parents[2] / "claims").glob("*.yaml")))
+    for c in claims:
+        refs = metric_refs(c)
+        cited = {m.strip() for t in (c.get("explanation", ""), c.get("cause", {}).get("hypothesis", ""))
+                 for m in re.findall(r"\{\{([^{}]+)\}\}", t)}  # fmt: skip
+        assert set(refs) == set(_string_leaves(c)) | cited, c["claim"]
+        metrics = dict.fromkeys(refs, 1.0)  # a valid value for every kind: counts 1 of 1, p = 1, errors 1
+        evaluate_claims([c], metrics)
+        if "explained_by" in c:
+            explained_text(c, metrics)
+        if "cause" in c:
+            cause_text(c, metrics)
+    with pytest.raises(KeyError):  # and the evaluator does need them: one missing id is an error
+        c = next(c for c in claims if c["kind"] == "deviation")
+        explained_text(c, dict.fromkeys(metric_refs(c)[:-1], 1.0))
 
 
 def test_cause_of_a_failing_claim_is_confirmed_or_refuted_by_its_check(tmp_path):

@@ -4,33 +4,16 @@ the claims page loads in a real (headless) browser with its table inside the win
 from __future__ import annotations
 
 import io
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from smattn.ledger import CLAIM_COLUMNS, claims_html, evaluate_claims, load_claims
+from smattn.ledger import CLAIM_COLUMNS, claims_html, evaluate_claims, load_claims, metric_refs
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTIONS = sorted((REPO / "report").glob("*.rst"))
-
-
-def referenced_metrics(claims: list[dict]) -> list[str]:
-    """Every metric id the claims name: ``id``, the ``check`` entries of a comparison, standard errors (also the
-    ``n`` of a binomial one), the ``{{id}}`` citations of explanations, and a cause's check and citations; a number
-    there is no id."""
-    refs = []
-    for c in claims:
-        refs += [c.get(k) for k in ("id", "se", "paper_se", "expected", "expected_se", "successes", "trials", "p")]
-        refs += [c.get("check", {}).get(k) for k in ("left", "right", "margin", "min_effect", "se_left", "se_right")]
-        refs += [m.strip() for m in re.findall(r"\{\{([^{}]+)\}\}", c.get("explanation", ""))]
-        cause = c.get("cause") or {}  # a failing claim's cause: its check and the citations of its hypothesis
-        refs += [cause.get("check", {}).get(k) for k in ("left", "right", "se_left", "se_right")]
-        refs += [m.strip() for m in re.findall(r"\{\{([^{}]+)\}\}", cause.get("hypothesis", ""))]
-    refs = [r["binomial"] if isinstance(r, dict) else r for r in refs]
-    return [r for r in refs if isinstance(r, str)]
 
 
 def test_there_are_captions():
@@ -58,7 +41,7 @@ def test_caption_renders_without_docutils_messages(path):
 def _claims_page(tmp_path: Path) -> Path:
     """The claims page of every claim in claims/*.yaml (each metric set to a dummy value of a realistic width)."""
     claims = load_claims(sorted((REPO / "claims").glob("*.yaml")))
-    metrics = {k: 0.123456789 for k in referenced_metrics(claims)}
+    metrics = {k: 0.123456789 for k in (r for c in claims for r in metric_refs(c))}
 
     # binomial standard errors name a count of test items: a count, not a fraction
     def binomial_counts(node):

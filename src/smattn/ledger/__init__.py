@@ -31,6 +31,7 @@ from .schema import (
     SCALES,
     VERDICTS,
     load_claims,
+    metric_refs,
 )
 from .verdicts import evaluate_claims, fill_template, holm_rejections, status_counts
 
@@ -61,6 +62,7 @@ __all__ = [
     "holm_rejections",
     "load_claims",
     "merge_metrics",
+    "metric_refs",
     "panel_line",
     "status_counts",
 ]

@@ -33,6 +33,7 @@ Kinds (``verdicts`` holds the exact rules):
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -298,6 +299,27 @@ def validate(c: dict, where: str) -> None:
     judged = c.get("judged_at")
     if judged is not None and (not isinstance(judged, list) or not judged or any(s not in SCALES for s in judged)):
         raise ValueError(f"{where}: judged_at must be a non-empty list of scales from {SCALES}")
+
+
+_REF_KEYS = ("id", "se", "paper_se", "successes", "trials", "p", "left", "right", "se_left", "se_right")
+_REF_KEYS += ("min_effect", "margin", "paper")
+#: a metric cited in a row's text, ``{{id}}``
+CITATION = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
+
+
+def metric_refs(c: dict) -> list[str]:
+    """Every metric id row ``c`` can read, in order, without repeats: its own references (``id``, errors, counts,
+    a compare's check), those of its ``explained_by`` and ``cause`` checks, and the ``{{id}}`` citations of its
+    explanation and hypothesis. A number is no id; ``{binomial: n}`` names ``n``. A ``paper`` that is a string (an
+    ``explained_by`` match check's published value) is an id."""
+    refs: list = [c.get(k) for k in _REF_KEYS if k != "paper"]
+    checks = [c.get("check"), (c.get("explained_by") or {}).get("check"), (c.get("cause") or {}).get("check")]
+    for chk in (x for x in checks if isinstance(x, dict)):
+        refs += [chk.get(k) for k in _REF_KEYS]
+    for text in (c.get("explanation") or "", (c.get("cause") or {}).get("hypothesis") or ""):
+        refs += [m.strip() for m in CITATION.findall(text)]
+    refs = [r["binomial"] if isinstance(r, dict) else r for r in refs]
+    return list(dict.fromkeys(r for r in refs if isinstance(r, str)))
 
 
 def load_claims(paths: Iterable[str | Path]) -> list[dict]:

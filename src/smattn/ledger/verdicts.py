@@ -38,6 +38,7 @@ from scipy import stats
 
 from .schema import (
     CALIBRATION,
+    CITATION,
     DEVIATION,
     FAIL,
     FAMILY_ALPHA,
@@ -51,7 +52,6 @@ from .schema import (
     is_number,
 )
 
-_TEMPLATE = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
 #: the share of a row's plausible range that its tolerance may span and still inform
 INFORMATIVE_SHARE = 0.25
 
@@ -90,7 +90,7 @@ def fill_template(text: str, metrics: Mapping[str, float], claim: dict | None = 
             raise KeyError(f"{who} cites metric {key!r}, which no rule wrote")
         return f"{metrics[key]:.4g}"
 
-    return _TEMPLATE.sub(sub, text)
+    return CITATION.sub(sub, text)
 
 
 def holm_rejections(pvalues: Mapping[str, float], alpha: float) -> set[str]:
