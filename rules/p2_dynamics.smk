@@ -12,6 +12,8 @@ P2D_SWEEP = dict(
     init=[f"{v:g}" for v in P2D["trec_sweep_inits"] for _ in P2D["trec_sweep_optimizers"]],
     opt=[o for _ in P2D["trec_sweep_inits"] for o in P2D["trec_sweep_optimizers"]],
 )
+# the learning rates compared with the published curves at the notebook's init (wildcard values)
+P2D_LRS = [f"{v:g}" for v in P2D["trec_sweep_lrs"]]
 
 
 rule p2_gamp_run:
@@ -93,6 +95,37 @@ rule p2_gamp_growth:
         onsager=P2D["gamp_iter_onsager"],
     script:
         "../scripts/p2_dynamics_gamp_growth.py"
+
+
+rule p2_gamp_box:
+    """The authors' GAMP runs that stay trapped with our integrator, rerun with the authors' box integrator. Its
+    numbers are the cause of a P2 Fig. 1 left claim: they belong to the P2 theory group (claims/p2_theory.yaml)."""
+    output:
+        csv="results/p2_theory/gamp_box.csv",
+        metrics="results/metrics/p2_theory/p2_gamp_box.json",
+    log:
+        "logs/p2_theory/p2_gamp_box.log",
+    benchmark:
+        "results/benchmarks/p2_theory/p2_gamp_box.tsv"
+    conda:
+        "../envs/jax.yaml"
+    # no gpu: 2 x 2 channel integrals of a few hundred samples per iteration, latency-bound
+    threads: 1
+    resources:
+        mem_mb=planned_mem_mb("p2_gamp_box"),
+        runtime=planned_runtime("p2_gamp_box"),
+    params:
+        d=P2D["gamp_box_d"],
+        alpha=P2D["gamp_iter_alpha"],
+        seeds=P2D["gamp_box_seeds"],
+        iterations=P2D["gamp_box_iterations"],
+        panels=P2D["gamp_box_panels"],
+        jacobian=P2D["gamp_box_jacobian"],
+        seed=P2D["gamp_iter_seed"],
+        damping=P2D["gamp_iter_damping"],
+        onsager=P2D["gamp_iter_onsager"],
+    script:
+        "../scripts/p2_dynamics_gamp_box.py"
 
 
 rule p2_sgd_train:
@@ -227,6 +260,8 @@ rule p2_trec_sweep_run:
         runtime=planned_runtime("p2_trec_sweep_run"),
     params:
         trec=P2D_TREC,
+        init=lambda wc: float(wc.init),
+        opt=lambda wc: wc.opt,
         steps=P2D["trec_sweep_steps"],
         reps=P2D["trec_sweep_reps"],
     script:
@@ -262,3 +297,61 @@ rule p2_trec_sweep:
         calibrated_opt=P2D["trec_optimizer"],
     script:
         "../scripts/p2_dynamics_trec_sweep.py"
+
+
+rule p2_trec_lr_run:
+    """Learning rate at the notebook's init, one learning rate: trec_sweep_reps short TREC runs with AdamW learning
+    rate {lr} at init std trec_sweep_lr_init and AdamW variant trec_sweep_lr_optimizer, similarity to each run's last
+    step."""
+    input:
+        train=raw("trec/train_5500.label"),
+        vocab=raw("bert-base-uncased/vocab.txt"),
+    output:
+        runs="results/p2_dynamics/trec_lr/lr{lr}.npz",
+    log:
+        "logs/p2_dynamics/p2_trec_lr_run_{lr}.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_trec_lr_run_{lr}.tsv"
+    wildcard_constraints:
+        lr=r"[0-9][0-9.e+-]*",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=planned_mem_mb("p2_trec_lr_run"),
+        runtime=planned_runtime("p2_trec_lr_run"),
+    params:
+        trec=P2D_TREC,
+        init=P2D["trec_sweep_lr_init"],
+        opt=P2D["trec_sweep_lr_optimizer"],
+        lr=lambda wc: float(wc.lr),
+        steps=P2D["trec_sweep_steps"],
+        reps=P2D["trec_sweep_reps"],
+    script:
+        "../scripts/p2_dynamics_trec_sweep_run.py"
+
+
+rule p2_trec_lr:
+    """Learning rate at the notebook's init: S_1 after step 20, S_1 and S_2 after one epoch and layer 2's largest change
+    over the first 40 steps per learning rate against the published runs at the same reference step; fits per
+    learning rate and their count (table and metrics)."""
+    input:
+        runs=expand("results/p2_dynamics/trec_lr/lr{lr}.npz", lr=P2D_LRS),
+        ref_s1=raw("reference/spoc/dist_1.npy"),
+        ref_s2=raw("reference/spoc/dist_2.npy"),
+    output:
+        table="results/p2_dynamics/trec_lr.csv",
+        markdown="results/p2_dynamics/trec_lr.md",
+        metrics="results/metrics/p2_dynamics/p2_trec_lr.json",
+    log:
+        "logs/p2_dynamics/p2_trec_lr.log",
+    benchmark:
+        "results/benchmarks/p2_dynamics/p2_trec_lr.tsv"
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=planned_mem_mb("p2_trec_lr"),
+        runtime=planned_runtime("p2_trec_lr"),
+    script:
+        "../scripts/p2_dynamics_trec_lr.py"

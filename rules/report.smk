@@ -56,6 +56,7 @@ COST_JOBS = {
     **benchmarks(rules.p2_gamp_run, run=P2D_GAMP_RUNS),
     **benchmarks(rules.p2_fig2_left),
     **benchmarks(rules.p2_gamp_growth),
+    **benchmarks(rules.p2_gamp_box),
     **benchmarks(rules.p2_sgd_train),
     **benchmarks(rules.p2_fig2_right),
     **benchmarks(rules.p2_trec_run, rep=P2D_TREC_REPS),
@@ -66,6 +67,8 @@ COST_JOBS = {
         init=[f"{v:g}" for v in P2D["trec_sweep_inits"]],
     ),
     **benchmarks(rules.p2_trec_sweep),
+    **benchmarks(rules.p2_trec_lr_run, lr=P2D_LRS),
+    **benchmarks(rules.p2_trec_lr),
     # P1 HMC: every variant at every sampled width
     **benchmarks(rules.p1_hmc_theory, variant=P1H_VARIANTS),
     **benchmarks(rules.p1_hmc_sample, variant=P1H_VARIANTS, N=[int(n) for n in P1H["sampled_widths"]]),
@@ -136,7 +139,7 @@ rule cost_plan:
 rule cost_table:
     """Wall time, CPU time and peak memory of every computing job, per job and per figure group, from the jobs'
     benchmarks; the run's critical path and ideal time beside its measured span; the plan's projections against the
-    measured costs; a Markdown snippet for the README's timing table."""
+    measured costs; a Markdown snippet for the timing cell of the scales table (docs/scales.md)."""
     input:
         benchmarks=list(COST_JOBS),
         plan=rules.cost_plan.output.plan,

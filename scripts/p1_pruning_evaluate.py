@@ -1,7 +1,8 @@
 """P1 pruning: head scores from the theory's U, then accuracy of the GD-trained network with heads removed (no
 retraining): every single head, cumulative in ascending-score order, by U's diagonal only, and random orders; a
 paired bootstrap interval over test tasks beside every drop; the rank correlation of head score and single-head
-drop with its permutation null."""
+drop with its permutation null; the drops of an oracle order (heads ranked by their single-head drop on validation
+sets disjoint from the test sets) beside the theory's, with the same intervals."""
 
 import numpy as np
 
@@ -15,7 +16,7 @@ def main(io):
     from smattn.device import torch_device
     from smattn.io import fmt_id, write_json, write_metrics
     from smattn.p1.images.datasets import load_store
-    from smattn.p1.images.export import omniglot_test_tasks, ood_set
+    from smattn.p1.images.export import omniglot_test_tasks, omniglot_validation_tasks, ood_set, ood_validation_set
     from smattn.p1.images.pruning import BootstrapSettings, drop_verdict, evaluate_pruning, head_label
     from smattn.p1.images.training import model_from_checkpoint, predict
     from smattn.p1.images.uncertainty import rank_correlation
@@ -27,13 +28,19 @@ def main(io):
     seed = int(ck["config"]["seed"])
     store = load_store(io.input.store)
     sets = {"omniglot": omniglot_test_tasks(store, seed, int(p.n_omniglot))}
+    # the oracle's validation sets, of the test sets' sizes: Omniglot tasks on the validation classes, OOD sequences
+    # built from training images that no test sequence shows
+    val = {"omniglot": omniglot_validation_tasks(store, seed, int(p.n_omniglot))}
     for s in ("mnist", "fashion"):
         sets[s] = ood_set(store, seed, s)
+        val[s] = ood_validation_set(store, seed, s)
     with np.load(io.input.U, allow_pickle=False) as z:
         U, heads = z["U"], tuple(int(h) for h in z["heads"])
     boot = BootstrapSettings(int(p.bootstrap_resamples), int(p.bootstrap_seed), float(p.ci_level))
     rank_k = [int(k) for k in p.rank_k]
-    ev = evaluate_pruning(model, sets, U, heads, predict, int(p.random_orders), int(p.random_seed), boot, rank_k)
+    ev = evaluate_pruning(
+        model, sets, U, heads, predict, int(p.random_orders), int(p.random_seed), boot, rank_k, validation=val
+    )
     result = {"model": name, **ev.as_json()}
     write_json(io.output.result, result)
     m = {}
@@ -53,9 +60,20 @@ def main(io):
                 lo, hi = ev.theory_ci[k][s]
                 m[f"p1.prune.drop_ci_low[model={name}][set={s}][k={fmt_id(k)}]"] = lo
                 m[f"p1.prune.drop_ci_high[model={name}][set={s}][k={fmt_id(k)}]"] = hi
+                # test sequences the pruning gets right where the unpruned network does not, and the reverse
+                c0, ck = ev.correct_base[s], ev.correct_theory[k][s]
+                m[f"p1.prune.n_fixed[model={name}][set={s}][k={fmt_id(k)}]"] = int(np.sum(ck & ~c0))
+                m[f"p1.prune.n_broken[model={name}][set={s}][k={fmt_id(k)}]"] = int(np.sum(c0 & ~ck))
         m[f"p1.prune.acc_random_mean[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_mean("omniglot", k)
         m[f"p1.prune.acc_random_sd[model={name}][set=omniglot][k={fmt_id(k)}]"] = ev.random_sd("omniglot", k)
         m[f"p1.prune.params_removed_fraction[model={name}][k={fmt_id(k)}]"] = ev.params_removed_fraction[k]
+    for s, acc in ev.oracle.items():  # the oracle's order for set s, from its validation set, on its test set
+        m[f"p1.prune.n_val[model={name}][set={s}]"] = ev.n_val[s]
+        for k in range(1, len(acc)):
+            m[f"p1.prune.oracle_drop[model={name}][set={s}][k={fmt_id(k)}]"] = ev.drop_oracle(k, s)
+            lo, hi = ev.oracle_ci[s][k]
+            m[f"p1.prune.oracle_drop_ci_low[model={name}][set={s}][k={fmt_id(k)}]"] = lo
+            m[f"p1.prune.oracle_drop_ci_high[model={name}][set={s}][k={fmt_id(k)}]"] = hi
     for k, by_set in ev.subset_p.items():  # the theory's k-head pruning ranked among all k-head prunings
         for s, v in by_set.items():
             m[f"p1.prune.subset_p[model={name}][set={s}][k={fmt_id(k)}]"] = v
@@ -77,12 +95,17 @@ def main(io):
         m[f"p1.prune.gain_over_random_diagonal[model={name}][set={s}]"] = gain_d[s]
     write_metrics(io.output.metrics, m)
     print(f"base {ev.base}; order {result['order']}")
+    for s in sets:
+        print(f"oracle order for {s} (validation drops, {ev.n_val[s]} examples): {result['oracle']['order'][s]}")
     for k in range(1, len(ev.steps)):
         for s in sets:
             lo, hi = ev.theory_ci[k][s]
+            olo, ohi = ev.oracle_ci[s][k]
+            orc = " ".join(result["oracle"]["pruned"][s][k])
             print(
                 f"k = {k} ({' '.join(result['cumulative']['pruned'][k])}), {s}: drop {ev.drop_cumulative(k, s):+.4f}"
-                f" [{lo:+.4f}, {hi:+.4f}]: {drop_verdict(lo, hi)}"
+                f" [{lo:+.4f}, {hi:+.4f}]: {drop_verdict(lo, hi)}; oracle ({orc})"
+                f" {ev.drop_oracle(k, s):+.4f} [{olo:+.4f}, {ohi:+.4f}]: {drop_verdict(olo, ohi)}"
             )
 
 

@@ -1,9 +1,10 @@
-"""P2 Fig. 3 right, sequential-learning sweep, one configuration: ``reps`` short TREC runs at the attention init std
-and AdamW variant of the wildcards (init, opt), everything else as in the main runs.
+"""P2 Fig. 3 right, one configuration of the short TREC runs (the sequential-learning sweep, the learning-rate
+comparison): ``reps`` runs of ``steps`` steps at the attention init std ``init``, AdamW variant ``opt`` and (when
+given) learning rate ``lr`` of the params, everything else as in the main runs.
 
 Output ``runs``: NPZ with similarity (reps, 2, steps) (S_l(t) of W_l W_l^T to each run's last step), train_loss
 (reps, steps), wall_s (reps,), steps_per_epoch, full_steps (the steps of the whole training, trec_epochs epochs),
-init, optimizer, device and the configuration as JSON.
+lr, init, optimizer, device and the configuration as JSON.
 
 Input ``main_runs`` (may be empty): the main runs (scripts/p2_dynamics_trec.py) of the repetitions 0..reps-1 when the
 configuration is theirs. When the sweep's runs are whole trainings they are the same trainings (the same
@@ -27,7 +28,8 @@ def main(io):
     from smattn.p2.dynamics.trec import encode_questions, steps_per_epoch, train_trec_run, trec_config
 
     p = io.params
-    cfg = trec_config(p.trec, attn_init_std=float(io.wildcards.init), optimizer=io.wildcards.opt)
+    lr = {} if getattr(p, "lr", None) is None else {"lr": float(p.lr)}
+    cfg = trec_config(p.trec, attn_init_std=float(p.init), optimizer=str(p.opt), **lr)
     device = torch_device()
     questions = load_trec(io.input.train)
     tok = make_tokenizer(io.input.vocab, max_length=cfg.max_length)
@@ -84,6 +86,7 @@ def main(io):
         wall_s=np.asarray(wall),
         steps_per_epoch=steps_per_epoch(n_q, cfg),
         full_steps=full_steps,
+        lr=cfg.lr,
         init=cfg.attn_init_std,
         optimizer=cfg.optimizer,
         device=str(device),

@@ -8,6 +8,7 @@ from smattn.p1.head_score import head_scores
 from smattn.p1.images.model import AttentionPathsTransformer
 from smattn.p1.images.pruning import (
     BootstrapSettings,
+    as_mask_dict,
     ascending,
     cumulative_sets,
     diagonal_scores,
@@ -253,3 +254,67 @@ def test_subset_rank_p_counts_every_admissible_pruning():
     score = {s: rng.random() for s in subs8}
     ps = [subset_rank_p(lambda pr: {"x": score[tuple(sorted(pr))]}, subs8, s)["x"] for s in subs8]
     assert np.mean(np.array(ps) <= 0.1) <= 0.1
+
+
+def test_oracle_order_prunes_the_best_admissible_set_of_additive_drops():
+    """With drops that add up over the pruned heads, the heads of smallest drop that leave every layer a head are the
+    best admissible k-set (the sets form a partition matroid, where the greedy choice is optimal): brute force over
+    ``admissible_subsets`` must find no k-set with a smaller total drop, at every k, for drops of either sign."""
+    from smattn.p1.images.pruning import admissible_subsets, oracle_order
+
+    heads = (3, 4)
+    all_heads = [(l, h) for l in (1, 2) for h in range(heads[l - 1])]
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        drop = {h: float(v) for h, v in zip(all_heads, rng.normal(0.0, 1.0, len(all_heads)), strict=True)}
+        steps = cumulative_sets(oracle_order(drop), heads)
+        assert len(steps) == sum(heads) - len(heads) + 1
+        for k, pruned in enumerate(steps):
+            best = min(sum(drop[h] for h in sub) for sub in admissible_subsets(all_heads, heads, k))
+            assert sum(drop[h] for h in pruned) == pytest.approx(best)
+    # ties are broken by layer, then head, as for the theory's order
+    assert oracle_order({(2, 0): 0.0, (1, 1): 0.0, (1, 0): 0.0}) == [(1, 0), (1, 1), (2, 0)]
+
+
+def test_evaluate_pruning_oracle_against_forward_passes(data):
+    """The oracle's order comes from forward passes of the singly pruned network on the validation set only, and its
+    accuracies and intervals on the test set are those of forward passes along that order; the theory's intervals do
+    not move when the oracle is added."""
+    from smattn.p1.images.pruning import evaluate_pruning
+
+    torch.manual_seed(5)
+    model = AttentionPathsTransformer(2, 3, 8, 4, token_dim=16).eval()
+    x, y = data
+    sets = {"omniglot": (x[:32], y[:32]), "b": (x[32:], y[32:])}
+    g = torch.Generator().manual_seed(9)
+    xv = torch.randn(40, 12, 16, generator=g).numpy()
+    yv = np.where(np.arange(40) % 3 == 0, 1.0, -1.0)
+    A = np.random.default_rng(1).standard_normal((9, 9))
+    U = np.eye(9) + 0.3 * A @ A.T
+    boot = BootstrapSettings(n_resamples=300, seed=3, level=0.9)
+    ev = evaluate_pruning(model, sets, U, (3, 3), _predict, 2, 1, boot, validation={"b": (xv, yv)})
+    plain = evaluate_pruning(model, sets, U, (3, 3), _predict, 2, 1, boot)
+    assert list(ev.oracle) == ["b"] and ev.n_val == {"b": 40} and ev.theory_ci == plain.theory_ci
+    heads_all = [(l, h) for l in (1, 2) for h in range(3)]
+    base_v = pruned_accuracies(model, {"v": (xv, yv)}, [], _predict)["v"]
+    fwd_drop = {h: base_v - pruned_accuracies(model, {"v": (xv, yv)}, [h], _predict)["v"] for h in heads_all}
+    assert ev.val_single_drop["b"] == pytest.approx(fwd_drop)
+    order = sorted(heads_all, key=lambda h: (fwd_drop[h], h))
+    assert ev.oracle_order["b"] == order and ev.oracle_steps["b"] == cumulative_sets(order, (3, 3))
+    xb, yb = sets["b"]
+    base_c = np.sign(_predict(model, xb)) == yb
+    rows = []
+    for k, pruned in enumerate(ev.oracle_steps["b"]):
+        model.set_pruned_heads(as_mask_dict(pruned))
+        c = np.sign(_predict(model, xb)) == yb
+        model.set_pruned_heads(None)
+        rows.append(c)
+        assert ev.oracle["b"][k] == pytest.approx(c.mean()) and ev.drop_oracle(k, "b") == pytest.approx(
+            base_c.mean() - c.mean()
+        )
+    ci = drop_intervals(base_c, np.stack(rows), 300, [3, 1], 0.9)  # "b" is the second set: seed [3, 1]
+    np.testing.assert_allclose(np.array(ev.oracle_ci["b"]), ci, atol=1e-12)
+    r = ev.as_json()["oracle"]
+    assert r["order"]["b"] == [head_label(h) for h in order] and r["drop_ci"]["b"][2] == list(ev.oracle_ci["b"][2])
+    with pytest.raises(ValueError, match="no test set"):
+        evaluate_pruning(model, sets, U, (3, 3), _predict, 1, 0, boot, validation={"c": (xv, yv)})

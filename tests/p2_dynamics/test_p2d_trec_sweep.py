@@ -92,7 +92,7 @@ def test_sweep_run_takes_whole_main_runs_as_its_own(raw_data, tmp_path):
             )
         )
     sweep = runpy.run_path(str(scripts / "p2_dynamics_trec_sweep_run.py"))["main"]
-    wc = SimpleNamespace(init=f"{trec['trec_attn_init_std']:g}", opt=trec["trec_optimizer"])
+    cfg = dict(init=trec["trec_attn_init_std"], opt=trec["trec_optimizer"])
     out = {}
     for name, given, steps in (("reused", runs, 4), ("trained", [], 4), ("short", runs, 3)):
         out[name] = tmp_path / f"{name}.npz"
@@ -100,8 +100,7 @@ def test_sweep_run_takes_whole_main_runs_as_its_own(raw_data, tmp_path):
             ScriptIO(
                 input=SimpleNamespace(**inputs, main_runs=given),
                 output=SimpleNamespace(runs=str(out[name])),
-                params=SimpleNamespace(trec=trec, steps=steps, reps=2),
-                wildcards=wc,
+                params=SimpleNamespace(trec=trec, **cfg, steps=steps, reps=2),
             )
         )
     reused, trained, short = (np.load(out[k]) for k in ("reused", "trained", "short"))

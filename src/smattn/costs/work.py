@@ -18,7 +18,7 @@ ARRAY_COPIES = 2.0
 PAPER_TOKENS = 48  # tokens per image-task sequence (2 x 16 patches + 16 query patches, P1 App. C)
 TOKEN_DIM = 192
 #: NUTS tree steps (leapfrog steps, i.e. gradients) per transition of the collapsed sampler, by task and width,
-#: as measured by benchmarks/p1_hmc_nuts.py (README, Benchmarks): HMC task N = 10: 63; image task N = 500: 127;
+#: as measured by benchmarks/p1_hmc_nuts.py (docs/benchmarks.md): HMC task N = 10: 63; image task N = 500: 127;
 #: image task N = 10: the workflow's laptop run (mean_leapfrog_steps of results/p1_images/L2H4/samples_N10.json).
 NUTS_STEPS = {"p1_hmc_sample": {10: 63.0}, "p1_images_sample": {10: 31.0, 500: 127.0}}
 
@@ -138,11 +138,12 @@ def _work_pruning_theory(p, wc):
 
 def _work_pruning_evaluate(p, wc):
     """Forward FLOPs of the pruned-network evaluations: (single heads + score and diag(U) orders + random orders)
-    x heads x test tasks (Omniglot + the MNIST and Fashion-MNIST 0-vs-1 test sets, ~4000 tasks)."""
+    x heads x test tasks (Omniglot + the MNIST and Fashion-MNIST 0-vs-1 test sets, ~4000 tasks), twice: the oracle's
+    validation sets have the test sets' sizes."""
     q = p["p1_pruning"]
     L, H, N, G = gd_model(p, wc["model"])
     runs = L * H * (3 + q["random_orders"])
-    return runs * forward_flops(L, H, N, G, q["n_omniglot"] + 4000)
+    return runs * forward_flops(L, H, N, G, 2 * (q["n_omniglot"] + 4000))
 
 
 def _work_l2_curve(p, wc):
@@ -226,6 +227,14 @@ def _work_gamp_growth(p, wc):
     return d["gamp_growth_seeds"] * d["gamp_growth_iterations"] * n * d["gamp_growth_d"] + d["gamp_growth_se_samples"]
 
 
+def _work_gamp_box(p, wc):
+    """Trapped-run reruns: seeds x iterations x n x (d + box nodes), n = alpha d (the box runs of the trapped
+    seeds dominate; their share is not known before the run, the unit cost holds the laptop's)."""
+    d = p["p2_dynamics"]
+    n = d["gamp_iter_alpha"] * d["gamp_box_d"]
+    return d["gamp_box_seeds"] * d["gamp_box_iterations"] * n * (d["gamp_box_d"] + (4 * d["gamp_box_panels"]) ** 2)
+
+
 def _work_sgd(p, wc):
     """SGD: runs x epochs x steps per batch x n x d (n = alpha d samples of two d-dimensional tokens)."""
     d = p["p2_dynamics"]
@@ -266,6 +275,15 @@ def _work_trec_sweep_run(p, wc):
     return d["trec_sweep_reps"] * steps * d["trec_batch_size"]
 
 
+def _work_trec_lr_run(p, wc):
+    """One learning rate of the comparison at the notebook's init: reps x optimiser steps (capped at trec_epochs
+    epochs) x batch, in questions trained on as _work_trec counts them (the same training loop)."""
+    d = p["p2_dynamics"]
+    q = min(d["trec_max_questions"] or TREC_QUESTIONS, TREC_QUESTIONS)
+    steps = min(d["trec_sweep_steps"], d["trec_epochs"] * -(-q // d["trec_batch_size"]))
+    return d["trec_sweep_reps"] * steps * d["trec_batch_size"]
+
+
 def _constant(p, wc):
     """A job whose cost does not depend on the scale's sizes (figures, data preparation)."""
     return 1.0
@@ -292,12 +310,19 @@ WORK: dict[str, Callable[[Mapping, Mapping], float]] = {
     "p2_se_crosscheck": _work_se_crosscheck,
     "p2_gamp_run": _work_gamp_run,
     "p2_gamp_growth": _work_gamp_growth,
+    "p2_gamp_box": _work_gamp_box,
     "p2_sgd_train": _work_sgd,
     "p2_trec_run": _work_trec,
     "p2_trec_sweep_run": _work_trec_sweep_run,
+    "p2_trec_lr_run": _work_trec_lr_run,
 }
 #: a rule without unit costs of its own takes those of a rule that runs the same code on the same kind of data
-UNIT_FROM = {"p2_trec_sweep_run": "p2_trec_run", "p2_trec_sweep": "p2_fig3_right"}
+UNIT_FROM = {
+    "p2_trec_sweep_run": "p2_trec_run",
+    "p2_trec_sweep": "p2_fig3_right",
+    "p2_trec_lr_run": "p2_trec_run",
+    "p2_trec_lr": "p2_fig3_right",
+}
 
 
 def _mem_pruning_theory(p, wc):

@@ -27,6 +27,7 @@ from smattn.p1.images.training import accuracy_tasks
 TEST_SETS = ("omniglot", "mnist", "fashion")
 # distinct stream tags so that export/evaluation tasks never reuse the training batches' seeds
 _TRAIN_POOL, _TEST_POOL, _EVAL_POOL, _VAL = 1_000_001, 1_000_002, 1_000_003, 1_000_004
+_PRUNE_VAL = 1_000_005  # the pruning oracle's validation tasks (docs/p1_images.md#pruning)
 
 
 def sequence_context(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -51,6 +52,32 @@ def ood_set(store: dict, seed: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     labels, pos = sequence_context(seed)
     tr, te = ood_images(store, name)
     return ood_sequences(tr, te, name, labels, pos)
+
+
+def omniglot_validation_tasks(store: dict, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """n Omniglot tasks on the validation classes, from a stream of their own: no test task's class and not the
+    training's checkpoint-selection tasks (``validation_tasks``). x [n, 48, 192], y [n]."""
+    labels, pos = sequence_context(seed)
+    b = TaskSampler(store["val_images"], labels, pos).sample(np.random.default_rng([seed, _PRUNE_VAL]), n)
+    return b.x, b.y
+
+
+def ood_validation_set(store: dict, seed: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """OOD 0-vs-1 validation sequences built like ``ood_set``'s from training images that no sequence of
+    ``ood_set`` shows: as many queries per class as its test set, the query and both context images all drawn from
+    the training images after the test sequences' context images. x [n, 48, 192], y [n]."""
+    labels, pos = sequence_context(seed)
+    tr, te = ood_images(store, name)
+    n = {c: len(te[c]) for c in (0, 1)}
+    used = n[0] + n[1]  # ood_set's context images: tr[c][:used]
+    ctx = {c: tr[c][used : 2 * used] for c in (0, 1)}
+    query = {c: tr[c][2 * used : 2 * used + n[c]] for c in (0, 1)}
+    if any(len(query[c]) < n[c] for c in (0, 1)):
+        raise ValueError(
+            f"ood_validation_set: {name} needs {2 * used + n[0]} and {2 * used + n[1]} training images of classes 0"
+            f" and 1, has {len(tr[0])} and {len(tr[1])}"
+        )
+    return ood_sequences(ctx, query, name, labels, pos)
 
 
 def export_for_theory(

@@ -9,7 +9,9 @@ H^(-1/2) by (H - |S_l|)^(-1/2); nothing is retrained (``AttentionPathsTransforme
 
 :func:`evaluate_pruning` runs the whole evaluation of one model (single-head drops, cumulative pruning in the
 theory's order, in diag(U)'s order and in random orders) and returns a :class:`PruningEvaluation`, with a paired
-bootstrap confidence interval over test tasks for every drop (:func:`drop_intervals`).
+bootstrap confidence interval over test tasks for every drop (:func:`drop_intervals`). Given validation sets, it also
+prunes in an oracle's order (:func:`oracle_order`: heads ranked by their single-head drop on the validation set),
+a reference for what any head score could reach on the same network.
 """
 
 from __future__ import annotations
@@ -184,6 +186,13 @@ def random_orders(all_heads: Sequence[Head], n_orders: int, seed: int) -> list[l
     return [[heads[i] for i in rng.permutation(len(heads))] for _ in range(n_orders)]
 
 
+def oracle_order(single_drop: Mapping[Head, float]) -> list[Head]:
+    """The oracle's pruning order: heads by ascending single-head accuracy drop measured on a validation split (the
+    head whose removal costs least, or gains most, first; ties broken by layer, then head). It is pruned
+    cumulatively by the theory order's rule (``cumulative_sets``)."""
+    return ascending(single_drop)
+
+
 def drop_verdict(low: float, high: float) -> str:
     """Reading of a drop's interval (low, high): "significant drop" (low > 0), "significant gain" (high < 0),
     otherwise "no significant change" (the interval contains 0)."""
@@ -215,6 +224,10 @@ class PruningEvaluation:
     Per-task correctness (bool [n]): correct_base {set}, correct_single {head: {set}}, correct_theory [len(steps)] of
     {set}. Drop intervals (fractions, ``drop_intervals`` with ``bootstrap``): single_ci {head: {set: (low, high)}}
     of base - single, theory_ci [len(steps)] of {set: (low, high)} of base - theory[k].
+    Oracle (only for the sets given validation data): n_val {set: validation examples}; val_single_drop {set: {head:
+    drop on the validation set}}; oracle_order {set: [Head]} (``oracle_order`` of those drops); oracle_steps {set:
+    cumulative pruned sets}; oracle {set: [accuracy on the test set at k]}; correct_oracle {set: [bool [n] at k]};
+    oracle_ci {set: [(low, high) of base - oracle[k]]}, from the same bootstrap resamples as theory_ci.
     """
 
     heads: tuple[int, ...]
@@ -236,6 +249,13 @@ class PruningEvaluation:
     single_ci: dict[Head, dict[str, tuple[float, float]]]
     theory_ci: list[dict[str, tuple[float, float]]]
     subset_p: dict[int, dict[str, float]] = field(default_factory=dict)
+    n_val: dict[str, int] = field(default_factory=dict)
+    val_single_drop: dict[str, dict[Head, float]] = field(default_factory=dict)
+    oracle_order: dict[str, list[Head]] = field(default_factory=dict)
+    oracle_steps: dict[str, list[list[Head]]] = field(default_factory=dict)
+    oracle: dict[str, list[float]] = field(default_factory=dict)
+    correct_oracle: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    oracle_ci: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
     def random_mean(self, s: str, k: int) -> float:
         """Mean accuracy on set ``s`` over the random orders after k pruned heads."""
@@ -252,6 +272,11 @@ class PruningEvaluation:
     def drop_cumulative(self, k: int, s: str = "omniglot") -> float:
         """Accuracy lost (fraction) on set ``s`` when the first k heads of the theory's order are removed."""
         return self.base[s] - self.theory[k][s]
+
+    def drop_oracle(self, k: int, s: str) -> float:
+        """Accuracy lost (fraction) on test set ``s`` when the first k heads of the oracle's order for ``s`` are
+        removed."""
+        return self.base[s] - self.oracle[s][k]
 
     def gain_over_random(self, curve: str = "theory") -> dict[str, float]:
         """{set: mean over k >= 1 of the accuracy of ``curve`` ("theory" or "diagonal") minus the random orders'
@@ -291,6 +316,16 @@ class PruningEvaluation:
                 "random_std": {s: self.random[s].std(axis=0).tolist() for s in sets},
                 "random_orders": int(next(iter(self.random.values())).shape[0]),
             },
+            "oracle": {
+                "n_val": self.n_val,
+                "val_single_drop": {
+                    s: {head_label(h): v for h, v in d.items()} for s, d in self.val_single_drop.items()
+                },
+                "order": {s: [head_label(h) for h in o] for s, o in self.oracle_order.items()},
+                "pruned": {s: [[head_label(h) for h in p] for p in st] for s, st in self.oracle_steps.items()},
+                "accuracy": self.oracle,
+                "drop_ci": {s: [list(v) for v in ci] for s, ci in self.oracle_ci.items()},
+            },
         }
 
 
@@ -325,6 +360,7 @@ def evaluate_pruning(
     random_seed: int,
     bootstrap: BootstrapSettings,
     rank_k: Sequence[int] = (),
+    validation: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> PruningEvaluation:
     """Prune ``model`` guided by the theory's U [H_tot, H_tot] of its heads and measure every set's accuracy.
 
@@ -334,7 +370,10 @@ def evaluate_pruning(
     Random orders: ``n_random_orders`` permutations from ``random_seed`` (``random_orders``). Drop intervals: for
     the i-th set (in the order of ``sets``), one paired bootstrap (``drop_intervals``, seed [bootstrap.seed, i])
     shared by its single-head and cumulative drops. rank_k: the k at which the theory's pruning is ranked among all
-    admissible k-head prunings (``subset_rank_p``).
+    admissible k-head prunings (``subset_rank_p``). validation: {set: (x, y)} for some of ``sets``, examples disjoint
+    from that set's: each head's single-head drop there gives the oracle's order for that set (``oracle_order``),
+    pruned cumulatively and evaluated on the test set with the theory order's bootstrap resamples (the resamples
+    depend only on the set's size, so adding the oracle leaves every other interval unchanged).
     """
     heads = tuple(int(h) for h in heads)
     if heads != (model.n_heads,) * model.n_layers:
@@ -373,16 +412,36 @@ def evaluate_pruning(
     diag_curve, _ = curve(ascending(diag))
     orders = random_orders(list(scores), int(n_random_orders), int(random_seed))
     rand = [curve(o)[0] for o in progress(orders, desc="random head orders", unit="order")]
+    validation = dict(validation or {})
+    if set(validation) - set(sets):
+        raise ValueError(f"validation sets {sorted(set(validation) - set(sets))} have no test set in {list(sets)}")
+    val_contrib = {
+        s: (path_contributions(model, x), y)
+        for s, (x, y) in progress(
+            validation.items(), desc="validation path contributions", total=len(validation), unit="set"
+        )
+    }
+    val_base = accuracies_from_paths(val_contrib, heads, [])
+    val_single = {h: accuracies_from_paths(val_contrib, heads, [h]) for h in scores}
+    val_drop = {s: {h: val_base[s] - val_single[h][s] for h in scores} for s in val_contrib}
+    orc_order = {s: oracle_order(d) for s, d in val_drop.items()}
+    orc_steps = {s: cumulative_sets(o, heads) for s, o in orc_order.items()}
+    correct_orc = {s: [correct_from_paths({s: contrib[s]}, heads, p)[s] for p in st] for s, st in orc_steps.items()}
     hs = list(scores)
     single_ci: dict[Head, dict[str, tuple[float, float]]] = {h: {} for h in hs}
     theory_ci: list[dict[str, tuple[float, float]]] = [{} for _ in theory_steps]
+    oracle_ci: dict[str, list[tuple[float, float]]] = {}
     for i, s in enumerate(sets):
-        pruned = np.stack([correct_single[h][s] for h in hs] + [c[s] for c in correct_theory])
+        orc = correct_orc.get(s, [])
+        pruned = np.stack([correct_single[h][s] for h in hs] + [c[s] for c in correct_theory] + orc)
         ci = drop_intervals(correct_base[s], pruned, bootstrap.n_resamples, [int(bootstrap.seed), i], bootstrap.level)
         for j, h in enumerate(hs):
             single_ci[h][s] = (float(ci[j, 0]), float(ci[j, 1]))
         for k in range(len(theory_steps)):
             theory_ci[k][s] = (float(ci[len(hs) + k, 0]), float(ci[len(hs) + k, 1]))
+        if orc:
+            j0 = len(hs) + len(theory_steps)
+            oracle_ci[s] = [(float(ci[j0 + k, 0]), float(ci[j0 + k, 1])) for k in range(len(orc))]
     subset_p = {
         int(k): subset_rank_p(acc, admissible_subsets(list(scores), heads, int(k)), theory_steps[int(k)])
         for k in rank_k
@@ -408,6 +467,13 @@ def evaluate_pruning(
         single_ci=single_ci,
         theory_ci=theory_ci,
         subset_p=subset_p,
+        n_val={s: len(v[1]) for s, v in val_contrib.items()},
+        val_single_drop=val_drop,
+        oracle_order=orc_order,
+        oracle_steps=orc_steps,
+        oracle={s: [float(np.mean(c)) for c in cs] for s, cs in correct_orc.items()},
+        correct_oracle=correct_orc,
+        oracle_ci=oracle_ci,
     )
 
 

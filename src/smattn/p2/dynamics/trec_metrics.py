@@ -25,6 +25,12 @@ __all__ = [
     "summarise",
     "band_verdict",
     "QUANTITIES",
+    "LR_FIT",
+    "LR_QUANTITIES",
+    "rereferenced_bounds",
+    "lr_fit_quantities",
+    "lr_fit_bounds",
+    "lr_fit_verdict",
 ]
 
 QUANTITIES = (
@@ -201,4 +207,101 @@ def sequential_verdict(per_run: dict[str, np.ndarray]) -> dict:
         res["outcome"] = "holds"
     else:
         res["outcome"] = "inconclusive"
+    return res
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the learning-rate comparison at the notebook's init (docs/p2_dynamics.md, "TREC: learning rate at the notebook's
+# init"): three quantities of the published curves, all similarities taken to one reference step
+
+LR_FIT = {
+    "step": 20,  # layer 1's similarity after this step
+    "change_steps": 40,  # layer 2's largest change over the first this many steps
+    "k_sigma": 3.0,  # the ledger's constant K
+}
+LR_QUANTITIES = ("s1_step20", "s1_epoch1", "s2_epoch1", "s2_change40")
+
+
+def rereferenced_bounds(S_to_final, ref_step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on the similarity to step ``ref_step``'s Gram (1-based) from the similarity to the last step's.
+
+    With ``a(t) = arccos S(t)`` and ``b = arccos S(ref_step)`` (angles to the last step's Gram), the triangle
+    inequality for angles puts the angle between the Grams of steps t and ``ref_step`` in ``[|a - b|, a + b]``, so
+    the similarity to step ``ref_step`` lies in ``[cos(min(a + b, pi)), cos|a - b|]``, clipped below at 0 (the
+    trace of a product of two positive semi-definite matrices is not negative). ``ref_step`` equal to the length:
+    both bounds are S itself. S (..., steps) -> (lo, hi), each (..., steps).
+    """
+    S = np.asarray(S_to_final, np.float64)
+    n = S.shape[-1]
+    if not 1 <= ref_step <= n:
+        raise ValueError(f"rereferenced_bounds: ref_step={ref_step} outside [1, {n}]")
+    a = np.arccos(np.clip(S, -1.0, 1.0))
+    b = a[..., ref_step - 1 : ref_step]
+    lo = np.maximum(np.cos(np.minimum(a + b, np.pi)), 0.0)
+    hi = np.cos(np.abs(a - b))
+    if ref_step == n:  # exact: the reference is the last step itself
+        lo, hi = S.copy(), S.copy()
+    return lo, hi
+
+
+def lr_fit_quantities(S1, S2, epoch_step: int) -> dict[str, np.ndarray]:
+    """Per-run values of :data:`LR_QUANTITIES` from layer trajectories S1, S2 (runs, steps) to one reference:
+    ``s1_step20`` (S_1 after step 20), ``s1_epoch1`` / ``s2_epoch1`` (after step ``epoch_step``, one epoch) and
+    ``s2_change40`` (:func:`max_change` of S_2 over the first 40 steps)."""
+    S1 = np.atleast_2d(np.asarray(S1, np.float64))
+    S2 = np.atleast_2d(np.asarray(S2, np.float64))
+    n = S1.shape[-1]
+    need = max(LR_FIT["step"], LR_FIT["change_steps"], int(epoch_step))
+    if S1.shape != S2.shape or n < need:
+        raise ValueError(f"lr_fit_quantities: trajectories {S1.shape}, {S2.shape}; need equal shapes, >= {need} steps")
+    return {
+        "s1_step20": S1[:, LR_FIT["step"] - 1],
+        "s1_epoch1": S1[:, epoch_step - 1],
+        "s2_epoch1": S2[:, epoch_step - 1],
+        "s2_change40": max_change(S2, LR_FIT["change_steps"]),
+    }
+
+
+def lr_fit_bounds(S1, S2, epoch_step: int, ref_step: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per-run bounds (lo, hi) on :data:`LR_QUANTITIES` had the similarities of S1, S2 (runs, steps; to the last step)
+    been taken to step ``ref_step`` instead (:func:`rereferenced_bounds`). The change of layer 2 is bounded from the
+    bounds of its values: ``max_t max(0, lo(t) - hi(1), lo(1) - hi(t))`` to ``max_t max(hi(t) - lo(1), hi(1) - lo(t))``.
+    """
+    (lo1, hi1), (lo2, hi2) = rereferenced_bounds(S1, ref_step), rereferenced_bounds(S2, ref_step)
+    lo1, hi1, lo2, hi2 = (np.atleast_2d(x) for x in (lo1, hi1, lo2, hi2))
+    t, e, m = LR_FIT["step"] - 1, int(epoch_step) - 1, LR_FIT["change_steps"]
+    a_lo, a_hi, b_lo, b_hi = lo2[:, :m], hi2[:, :m], lo2[:, :1], hi2[:, :1]
+    ch_lo = np.maximum(np.maximum(a_lo - b_hi, b_lo - a_hi), 0.0).max(axis=-1)
+    ch_hi = np.maximum(a_hi - b_lo, b_hi - a_lo).max(axis=-1)
+    return {
+        "s1_step20": (lo1[:, t], hi1[:, t]),
+        "s1_epoch1": (lo1[:, e], hi1[:, e]),
+        "s2_epoch1": (lo2[:, e], hi2[:, e]),
+        "s2_change40": (ch_lo, ch_hi),
+    }
+
+
+def lr_fit_verdict(ours: dict[str, np.ndarray], published: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
+    """Whether one configuration's runs fit the published runs on every quantity.
+
+    ``ours``: per-run values (runs,) of each quantity (:func:`lr_fit_quantities`); ``published``: per-run bounds
+    (lo, hi) of the published runs' values at the same reference (:func:`lr_fit_bounds`; lo = hi where the
+    reference is the published one). A quantity fits if our mean lies in ``[mean lo - K c, mean hi + K c]`` with
+    ``c = sqrt(se_ours^2 + se_pub^2)``, standard errors sd / sqrt(runs), ``se_pub`` the larger of those of lo and
+    hi, K = ``k_sigma``. Needs at least 2 runs on each side. Returns per quantity ``q`` the keys ``q``, ``q_se``,
+    ``q_pub_lo``, ``q_pub_hi``, ``q_pub_se``, ``q_fits`` (bool), and ``fits`` (all quantities fit).
+    """
+    K = LR_FIT["k_sigma"]
+    res: dict = {}
+    for q, x in ours.items():
+        lo, hi = (np.asarray(v, np.float64) for v in published[q])
+        x = np.asarray(x, np.float64)
+        if len(x) < 2 or len(lo) < 2:
+            raise ValueError(f"lr_fit_verdict: {q}: need >= 2 runs on each side, got {len(x)} and {len(lo)}")
+        m, se = _mean_se(x)
+        (mlo, slo), (mhi, shi) = _mean_se(lo), _mean_se(hi)
+        c = float(np.hypot(se, max(slo, shi)))
+        res.update({q: m, f"{q}_se": se, f"{q}_pub_lo": mlo, f"{q}_pub_hi": mhi, f"{q}_pub_se": max(slo, shi)})
+        res[f"{q}_fits"] = bool(mlo - K * c <= m <= mhi + K * c)
+    res["fits"] = all(res[f"{q}_fits"] for q in ours)
     return res

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...progress import progress
 from .attention_link import attention_output, check_skip, link_logits
+from .box_channel import AUTHORS_BOX, BoxRule, box_g_out
 from .channel_denoiser import g_out
 from .prior_denoiser import f_in
 from .quadrature import DEFAULT_QUADRATURE, QuadratureSettings
@@ -132,6 +133,9 @@ def run_gamp(
     onsager_v_reg: bool = False,
     onsager: str = "damped",
     data_noise: float = 0.0,
+    integrator: str = "gauss_hermite",
+    box: BoxRule = AUTHORS_BOX,
+    box_jacobian: str = "analytic",
     progress_desc: str | None = None,
     observer=None,
 ) -> GampResult:
@@ -158,7 +162,16 @@ def run_gamp(
     the noiseless data of the paper and the authors' code, Delta = v_reg the model the state evolution describes
     (docs/p2_theory.md#gamp).  The noise has its own random stream (seed, 1): teacher, inputs, test set and start
     are those of the noiseless run with the same seed.
+    integrator: the output channel's integrator: "gauss_hermite" (default: quad, grids centred on omega, analytic
+    Jacobian) or "authors_box" (L = 2: the authors' fixed box z1 in [-3, 3]^2 by the fixed rule ``box``,
+    :mod:`.box_channel`; box_jacobian "fd" their central differences, "analytic" the exact derivative of the
+    box-restricted g_out, which those differences approximate to ~1e-7 relative on a fixed rule and which costs a
+    ninth; docs/p2_dynamics.md#the-authors-integrator).
     """
+    if integrator not in ("gauss_hermite", "authors_box"):
+        raise ValueError(f"integrator must be 'gauss_hermite' or 'authors_box', got {integrator!r}")
+    if integrator == "authors_box" and L != 2:
+        raise ValueError("the authors' box integrator is for L = 2 only")
     if onsager not in ("latest", "damped"):
         raise ValueError(f"onsager must be 'latest' or 'damped', got {onsager!r}")
     if d < 2 or n_iter < 1 or alpha <= 0:
@@ -190,7 +203,10 @@ def run_gamp(
         if onsager == "latest":
             ons = np.einsum("ab,nbt->nat", V + v_ons, g_prev)
         omega = _project(W_hat, X) / sq - ons
-        gout, dg, mom = g_out(ell, omega, V + v_reg * np.eye(L), c, quad, jacobian=True)
+        if integrator == "authors_box":
+            gout, dg, mom = box_g_out(ell, omega, V + v_reg * np.eye(L), c, box, jacobian=box_jacobian)
+        else:
+            gout, dg, mom = g_out(ell, omega, V + v_reg * np.eye(L), c, quad, jacobian=True)
         A = -np.einsum("natbt->ab", dg) / d
         A = 0.5 * (A + A.T)
         B = _back_project(gout, X) / sq + A @ W_hat
