@@ -15,15 +15,12 @@ COLOURS = {"g": "green", "d": "blue", "a1": "red", "a2": "purple"}
 
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.io import fmt_id, pyplot, save_figure, write_csv, write_metrics
     from smattn.p1.agreement import accuracy_gaps, distance_from_identity, path_correlation, sampled_record_metrics
     from smattn.p1.predictor import paired_cohen_h
     from smattn.p1.sampler import nuts_ledger_entries
+
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     th = json.load(open(io.input.theory))
     samples = [

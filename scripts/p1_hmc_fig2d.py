@@ -6,13 +6,10 @@ from smattn.scriptio import run
 
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from smattn.io import save_figure, write_csv
+    from smattn.io import pyplot, save_figure, write_csv
     from smattn.p1.plotting import alignment_bars
+
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     k = np.load(io.input.kernels)
     gp, rn = k["overlap_gp"], k["overlap_rn"]

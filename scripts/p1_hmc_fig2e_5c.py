@@ -8,15 +8,13 @@ from smattn.scriptio import run
 
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
-    from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.io import fmt_id, pyplot, save_figure, write_csv, write_metrics
     from smattn.p1.agreement import accuracy_gaps, sampled_record_metrics
     from smattn.p1.sampler import nuts_ledger_entries
+
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     th = json.load(open(io.input.theory))
     sample_files = io.input.samples if isinstance(io.input.samples, list) else [io.input.samples]

@@ -14,13 +14,10 @@ CV_GAPS = [("g", "d"), ("a1", "d"), ("a2", "d")]
 
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from smattn.io import save_figure, write_csv, write_metrics
+    from smattn.io import pyplot, save_figure, write_csv, write_metrics
     from smattn.p1.kernel_alignment import kernel_statistics
+
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     k = np.load(io.input.kernels)
     paths = [str(p) for p in k["paths"]]

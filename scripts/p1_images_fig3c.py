@@ -11,13 +11,10 @@ from smattn.scriptio import run
 
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from smattn.io import save_figure, write_csv, write_metrics
+    from smattn.io import pyplot, save_figure, write_csv, write_metrics
     from smattn.p1.images.uncertainty import sign_agreement_null
+
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     th = np.load(io.input.theory)
     gd = json.load(open(io.input.gd_eval))

@@ -7,13 +7,10 @@ from smattn.scriptio import run
 
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from smattn.io import save_figure, write_csv, write_metrics
+    from smattn.io import pyplot, save_figure, write_csv, write_metrics
     from smattn.p1.plotting import alignment_bars
+
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     th = np.load(io.input.theory)
     gp, rn = th["overlap_gp"], th["overlap_renormalised"]

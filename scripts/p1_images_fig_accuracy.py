@@ -35,15 +35,12 @@ def gp_correct(th, s: str) -> np.ndarray:
 
 
 def main(io):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from smattn.io import fmt_id, save_figure, write_csv, write_metrics
+    from smattn.io import fmt_id, pyplot, save_figure, write_csv, write_metrics
     from smattn.p1.images.theory_grid import TEST_SETS
     from smattn.p1.images.uncertainty import mc_accuracy_se, paired_difference, temperature_trend
     from smattn.p1.sampler import nuts_ledger_entries
+
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     p = io.params
     sets = list(p.sets)

@@ -102,12 +102,9 @@ def cumulative_panel(ax, r):
 
 
 def main(io):
-    import matplotlib
+    from smattn.io import pyplot, read_json, save_figure, write_csv
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from smattn.io import read_json, save_figure, write_csv
+    plt = pyplot()  # the figures' one style, the same for both papers
 
     scale = io.params.scale
     for key in ("small", "large"):

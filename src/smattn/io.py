@@ -111,18 +111,39 @@ def write_csv(path: str | os.PathLike, header: Sequence[str], rows: Iterable[Seq
                 w.writerow(list(row))
 
 
+#: The one plotting style of every figure of both papers (that of the P2 authors' figures: serif, 9 pt text and
+#: titles, 7 pt legends); a figure's own sizes (fontsize=...) still win.
+FIGURE_STYLE = {"font.family": "serif", "font.size": 9, "axes.titlesize": 9, "legend.fontsize": 7}
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend with ``FIGURE_STYLE`` applied: what every figure script draws with
+    (before it makes its figures; the style is set in the process's rcParams)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(FIGURE_STYLE)
+    return plt
+
+
 def save_figure(fig, png_path: str | os.PathLike, pdf_path: str | os.PathLike | None = None, dpi: int = 150) -> None:
     """Save a matplotlib figure as PNG at ``png_path`` and as PDF at ``pdf_path`` (default: beside the PNG, same
-    stem), atomically."""
+    stem), atomically.
+
+    A rerun writes the same bytes (with the same matplotlib): the PDF is written without a creation date, which
+    matplotlib would otherwise take from the clock (or ``SOURCE_DATE_EPOCH``); its Creator and Producer name the
+    matplotlib version. The PNG has no date to begin with (its one text chunk is Software, the version)."""
     png = Path(png_path)
     if png.suffix != ".png":
         raise ValueError(f"figure path must end in .png, got {png}")
     pdf = png.with_suffix(".pdf") if pdf_path is None else Path(pdf_path)
     if pdf.suffix != ".pdf":
         raise ValueError(f"figure path must end in .pdf, got {pdf}")
-    for target, fmt in ((png, "png"), (pdf, "pdf")):
+    for target, fmt, metadata in ((png, "png", None), (pdf, "pdf", {"CreationDate": None})):
         with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight")
+            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
 
 
 def fmt_id(x: float) -> str:

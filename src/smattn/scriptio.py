@@ -130,6 +130,16 @@ def loaded_workflow(config: Sequence[str] = (), snakefile: str | Path | None = N
         os.chdir(cwd)
 
 
+def _expand_job(r, wildcards: dict[str, str]):
+    """The (input, output, params, logs, threads) of the job of rule ``r`` at ``wildcards``, as Snakemake builds it."""
+    output, _ = r.expand_output(wildcards)
+    input, _, _, _ = r.expand_input(wildcards)
+    params, _ = r.expand_params(wildcards, input, output, job=None)
+    logs = list(r.expand_log(wildcards))
+    threads = r.expand_resources(wildcards, input, attempt=1)["_cores"]
+    return input, output, params, logs, threads
+
+
 def job_from_workflow(
     rule: str,
     wildcards: dict[str, str] | None = None,
@@ -155,11 +165,7 @@ def job_from_workflow(
             raise SystemExit(
                 f"--rule {rule}: wildcards {sorted(r.wildcard_names)} expected; missing {missing}, unknown {extra}"
             )
-        output, _ = r.expand_output(wildcards)
-        input, _, _, _ = r.expand_input(wildcards)
-        params, _ = r.expand_params(wildcards, input, output, job=None)
-        logs = list(r.expand_log(wildcards))
-        threads = r.expand_resources(wildcards, input, attempt=1)["_cores"]
+        input, output, params, logs, threads = _expand_job(r, wildcards)
         cfg = dict(workflow.config)
     return ScriptIO(
         input=SimpleNamespace(**{k: _absolute(v, root) for k, v in _named_entries(input).items()}),
@@ -172,8 +178,167 @@ def job_from_workflow(
     )
 
 
-def from_argv(argv: Sequence[str] | None = None) -> ScriptIO:
-    ap = argparse.ArgumentParser(description="Run a workflow script standalone.")
+# --- --help: the rules that run a script, with their inputs, outputs and params ---------------------------------------
+
+_HOW = """Runs under Snakemake (the rule's script: directive) or standalone. Standalone, --rule RULE builds the job of
+that rule from the Snakefile as Snakemake would (inputs, outputs, params, threads, log; give the rule's wildcards with
+--wildcards, the scale with --config scale=smoke|laptop|paper); --input/--output/--params/--threads/--log then
+override single entries (e.g. --output png=/tmp/f.png). Without --rule, give every entry the script reads."""
+
+
+def _short(text, width: int = 110) -> str:
+    """``text`` on one line (runs of white space made one space), cut to ``width`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _show(value, path: bool) -> str:
+    """One entry of a rule as one line of the help: a path (``path``: an input or output; a pattern keeps its
+    wildcards, without their constraints), a list, a param value, or a function of the job (not called)."""
+    from snakemake.io import strip_wildcard_constraints
+
+    if callable(value):
+        name = getattr(value, "__name__", "")
+        return "(computed per job" + (f" by {name})" if name and name != "<lambda>" else ")")
+    if isinstance(value, (list, tuple)):
+        items = [_show(v, path) for v in value]
+        more = f", ... ({len(items)} entries)" if len(items) > 3 else ""
+        return "[" + ", ".join(items[:3]) + more + "]"
+    if path and isinstance(value, str):
+        return _short(strip_wildcard_constraints(value))
+    return _short(repr(value))
+
+
+def _entries(namedlist, path: bool) -> list[tuple[str, str]]:
+    """(name, shown value) of each entry of a Snakemake Namedlist; entries without a name are named '(unnamed)'."""
+    taken: set[int] = set()
+    for start, end in getattr(namedlist, "_names", {}).values():
+        taken.update(range(start, start + 1 if end is None else end))
+    out = [(k, _show(v if callable(v) else _plain(v), path)) for k, v in namedlist.items()]
+    out += [
+        ("(unnamed)", _show(v if callable(v) else _plain(v), path)) for i, v in enumerate(namedlist) if i not in taken
+    ]
+    return out
+
+
+def rules_of_script(workflow, script: str | Path) -> list:
+    """The rules of ``workflow`` whose ``script:`` is the file ``script``, in the order of the rule files."""
+    target = Path(script).resolve()
+    return [r for r in workflow.rules if r.script and (Path(str(r.basedir)) / r.script).resolve() == target]
+
+
+def _relative(path, root: Path) -> str:
+    p = Path(str(path)).resolve()
+    return p.relative_to(root).as_posix() if p.is_relative_to(root) else str(path)
+
+
+def rule_help(workflow, r, wildcards: dict[str, str] | None = None, script: str | Path | None = None) -> str:
+    """The help paragraph of rule ``r`` of ``workflow``: its doc, wildcards, named inputs, outputs and params.
+
+    Values are those of the rule's job (paths relative to the workflow, params at the loaded config's scale) when
+    the rule has no wildcards or ``wildcards`` gives them all; else the declared patterns, with functions of the
+    job named, not called. Ends with the command line that runs the job standalone (``script``: the script)."""
+    import textwrap
+
+    root = Path(workflow.basedir).resolve()
+    wanted = sorted(r.wildcard_names)
+    wildcards = {k: v for k, v in (wildcards or {}).items() if k in r.wildcard_names}
+    job, note = None, None
+    if set(wanted) <= set(wildcards):
+        try:
+            job = _expand_job(r, wildcards)
+        except Exception as err:  # e.g. an input function that reads an output not made yet
+            note = f"as declared: the job could not be built ({type(err).__name__}: {_short(err, 80)})"
+    elif wanted:
+        note = f"patterns; with --wildcards {' '.join(f'{w}=...' for w in wanted)} the values of that job"
+    lines = [f"rule {r.name} ({_relative(r.snakefile, root)})"]
+    if r.docstring:
+        lines += textwrap.wrap(" ".join(r.docstring.split()), 114, initial_indent="  ", subsequent_indent="  ")
+    if wanted:
+        constraints = getattr(r, "wildcard_constraints", None) or {}
+        shown = [f"{w} ({_short(constraints[w], 60)})" if w in constraints else w for w in wanted]
+        at = f"; shown at {' '.join(f'{k}={v}' for k, v in sorted(wildcards.items()))}" if job else ""
+        lines.append(f"  wildcards: {', '.join(shown)}{at}")
+    if job is None:
+        sections = {"input": r.input, "output": r.output, "params": r.params}
+        logs, threads = list(r.log), None
+    else:
+        input, output, params, logs, threads = job
+        sections = {"input": input, "output": output, "params": params}
+    if note:
+        lines.append(f"  ({note})")
+    shown = {title: _entries(entries, path=title != "params") for title, entries in sections.items()}
+    width = max((len(k) for entries in shown.values() for k, _ in entries), default=0)
+    scale = workflow.config.get("scale")
+    for title, entries in shown.items():
+        head = f"  {title}" + (f" (scale {scale})" if title == "params" and scale and entries else "") + ":"
+        lines.append(head + ("" if entries else " (none)"))
+        lines += [f"    {k.ljust(width)}  {v}" for k, v in entries]
+    log = ", ".join(_show(str(x), path=True) for x in logs) if logs else "(none)"
+    lines.append(f"  log: {log}" + (f"; threads: {threads}" if threads is not None else ""))
+    cmd = _relative(script, root) if script is not None else "SCRIPT"
+    wc = (" --wildcards " + " ".join(f"{w}={wildcards.get(w, '...')}" for w in wanted)) if wanted else ""
+    lines.append(f"  run it: python {cmd} --rule {r.name}{wc} [--config scale=...] [--output NAME=PATH ...]")
+    return "\n".join(lines)
+
+
+def script_help(
+    script: str | Path,
+    config: Sequence[str] = (),
+    snakefile: str | Path | None = None,
+    rule: str | None = None,
+    wildcards: dict[str, str] | None = None,
+) -> str:
+    """What --help adds for ``script``: each rule of the workflow that runs it (only ``rule`` if given) with its
+    inputs, outputs and params (``rule_help``); the workflow is loaded with the ``config`` overrides. Never raises:
+    a workflow that cannot be loaded is named with its reason."""
+    script = Path(script).resolve()
+    try:
+        if snakefile is None:
+            snakefile = _find_snakefile(script.parent)
+        with loaded_workflow(config, snakefile) as workflow:
+            rules = rules_of_script(workflow, script)
+            if rule is not None:
+                rules = [r for r in rules if r.name == rule]
+            if not rules:
+                which = f"rule {rule!r}" if rule else "no rule"
+                return f"Rules: {which} of {workflow.main_snakefile} runs {script.name}."
+            head = f"Rules that run {script.name} ({len(rules)}; paths relative to {workflow.basedir}):"
+            return "\n\n".join([head] + [rule_help(workflow, r, wildcards, script) for r in rules])
+    except (Exception, SystemExit) as err:
+        return f"Rules: the workflow could not be loaded ({type(err).__name__}: {_short(err, 200)})."
+
+
+class _HelpWithRules(argparse.Action):
+    """-h/--help: argparse's help, then the rules that run the script (``script_help``, which loads the workflow
+    with the --config, --snakefile, --rule and --wildcards of the command line)."""
+
+    def __init__(self, option_strings, dest, script=None, argv=None, **kwargs):
+        kwargs.setdefault("help", "show this help, with the rules that run this script, and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+        self.script, self.argv = script, argv
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.print_help()
+        if self.script is not None:  # argparse stops at --help: read the options the rules depend on here
+            pre = argparse.ArgumentParser(add_help=False)
+            for flag, many in (("--rule", False), ("--config", True), ("--snakefile", False), ("--wildcards", True)):
+                pre.add_argument(flag, nargs="*" if many else None, default=[] if many else None)
+            k, _ = pre.parse_known_args(self.argv)
+            wildcards = dict(kv.split("=", 1) for kv in k.wildcards if "=" in kv)
+            print("\n" + script_help(self.script, k.config, k.snakefile, k.rule, wildcards))
+        parser.exit()
+
+
+def from_argv(argv: Sequence[str] | None = None, script: str | Path | None = None, doc: str | None = None) -> ScriptIO:
+    """The ScriptIO of the command line ``argv`` (default ``sys.argv[1:]``). ``script`` (the script's file) and
+    ``doc`` (its docstring) feed --help only: without ``script`` it lists no rules."""
+    ap = argparse.ArgumentParser(
+        description=(doc or "Run a workflow script standalone.").strip() + "\n\n" + _HOW,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+    )
+    ap.add_argument("-h", "--help", action=_HelpWithRules, script=script, argv=argv)
     ap.add_argument("--rule", default=None, help="build the job of this rule from the Snakefile")
     ap.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="with --rule: config overrides")
     ap.add_argument("--snakefile", default=None, help="with --rule: the Snakefile (default: found from the cwd)")
@@ -227,10 +392,20 @@ def from_argv(argv: Sequence[str] | None = None) -> ScriptIO:
 EXIT_DETERMINISTIC = 3
 
 
+def _script_of(main: Callable) -> tuple[str | None, str | None]:
+    """The file and the docstring of the module (the script) that defines ``main``, for --help."""
+    module = sys.modules.get(getattr(main, "__module__", ""))
+    path = getattr(module, "__file__", None)
+    return (path if path and Path(path).is_file() else None), getattr(module, "__doc__", None)
+
+
 def run(main: Callable[[ScriptIO], object], smk=None, argv: Sequence[str] | None = None) -> None:
     """Build the ScriptIO (from ``smk`` or the command line), route output to the log and call ``main``; a failure
     that a retry cannot change exits with ``EXIT_DETERMINISTIC``."""
-    io = from_snakemake(smk) if smk is not None else from_argv(argv)
+    if smk is not None:
+        io = from_snakemake(smk)
+    else:
+        io = from_argv(argv, *_script_of(main))
     set_threads(io.threads)
     keep_freed_memory()  # no page faults for re-allocated arrays (smattn.memory): the same numbers, less system time
     try:

@@ -490,3 +490,32 @@ def test_every_cause_names_a_rule_of_the_workflow():
     defined = {m for f in (root / "rules").glob("*.smk") for m in re.findall(r"^rule (\w+):", f.read_text(), re.M)}
     causes = [c["cause"]["rule"] for c in load_claims(sorted((root / "claims").glob("*.yaml"))) if "cause" in c]
     assert causes and set(causes) <= defined, sorted(set(causes) - defined)
+
+
+def test_save_figure_writes_the_same_bytes_at_every_rerun(tmp_path, monkeypatch):
+    """Rerunning a figure rewrites its PNG and PDF byte for byte: no creation date from the clock (three saves at
+    different times, SOURCE_DATE_EPOCH unset) nor from SOURCE_DATE_EPOCH (two values) enters either file."""
+    import time
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [0, 1, 4], label=r"$\alpha$")
+    ax.legend()
+    saved = []
+    for i, epoch in enumerate((None, None, "0", "1700000000")):
+        if epoch is None:
+            monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+        else:
+            monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+        if i == 1:
+            time.sleep(1.1)  # PDF dates have a resolution of one second
+        sio.save_figure(fig, tmp_path / f"f{i}.png")
+        saved.append(((tmp_path / f"f{i}.png").read_bytes(), (tmp_path / f"f{i}.pdf").read_bytes()))
+    plt.close(fig)
+    assert all(png == saved[0][0] for png, _ in saved)
+    assert all(pdf == saved[0][1] for _, pdf in saved)
+    assert b"/CreationDate" not in saved[0][1] and b"/ModDate" not in saved[0][1]

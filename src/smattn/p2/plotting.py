@@ -1,17 +1,16 @@
-"""Shared plotting helpers of the P2 figures (colours and style of the authors' figures); imports matplotlib
-with the Agg backend, so only plotting scripts import it."""
+"""Shared plotting helpers of the P2 figures (colours of the authors' figures); importing it sets up matplotlib
+(Agg backend, the figures' one style: smattn.io.pyplot), so only plotting scripts import it."""
 
-import matplotlib
+from smattn.io import pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = pyplot()  # styled on import: some scripts draw with this plt without calling setup()
 
 BLUE, RED, DBLUE, DRED, GREEN = "#457B9D", "#E63946", "#2C5675", "#A72833", "#6A994E"
 
 
 def setup():
-    plt.rcParams.update({"font.family": "serif", "font.size": 9, "axes.titlesize": 9, "legend.fontsize": 7})
-    return plt
+    """matplotlib.pyplot with the figures' one style (smattn.io.pyplot, the same for both papers)."""
+    return pyplot()
 
 
 def long_rows(series, x, y, err=None):
