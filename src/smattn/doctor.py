@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         print(
             f"FAIL: a GPU is required but {' and '.join(missing)} see(s) none. The GPU install is "
             "pip install -c constraints/lock.txt -e '.[gpu]' (JAX's CUDA 13 plugin; NVIDIA driver R580 or newer); "
-            "see README.md, GPU.",
+            "see docs/install.md, GPU.",
             file=sys.stderr,
         )
         return 1

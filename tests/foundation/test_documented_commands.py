@@ -1,4 +1,4 @@
-"""Every Snakemake command that the README and docs/cluster.md show runs as written: a command that executes jobs
+"""Every Snakemake command that the README and the pages of docs/ show runs as written: a command that executes jobs
 names its cores or a profile (Snakemake refuses local execution without), its targets come before ``--config`` (which
 takes every following word as a name=value pair), and each one, placeholders filled in, builds its DAG in a dry run
 (mutation: dropping ``--cores 1`` from the cost-plan command, or moving ``gpu_doctor`` after ``--config``, fails)."""
@@ -10,7 +10,8 @@ import shlex
 
 import pytest
 
-DOCS = ("README.md", "docs/cluster.md")
+#: the documents read besides every page of docs/
+DOCS = ("README.md",)
 #: flags after which Snakemake executes no job
 NO_JOBS = {"-n", "--dry-run", "--dryrun", "--lint", "--rulegraph", "--dag", "--report"}
 
@@ -18,7 +19,8 @@ NO_JOBS = {"-n", "--dry-run", "--dryrun", "--lint", "--rulegraph", "--dag", "--r
 def documented_commands(repo) -> list[tuple[str, list[str]]]:
     """(document, argv after the snakemake executable) of every snakemake command in a bash block."""
     out = []
-    for doc in DOCS:
+    pages = sorted(p.relative_to(repo).as_posix() for p in (repo / "docs").glob("*.md"))
+    for doc in (*DOCS, *pages):
         text = (repo / doc).read_text(encoding="utf-8")
         for block in re.findall(r"```bash\n(.*?)```", text, re.S):
             for line in block.replace("\\\n", " ").splitlines():

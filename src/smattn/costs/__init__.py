@@ -4,7 +4,7 @@
   (``JobCost``, ``GroupCost``).
 * ``schedule`` — what bounds a run's elapsed time: the critical path of its jobs through their dependencies and the
   ideal time on its cores.
-* ``tables`` — the cost tables written (CSV, HTML, the README's Markdown) and the measured CPU time of each job
+* ``tables`` — the cost tables written (CSV, HTML, the scales table's Markdown) and the measured CPU time of each job
   against the plan's projection (``plan_check``).
 * ``machine`` — the machine a run was measured on, in one line (``describe_machine``).
 * ``work`` — the work and memory models: the size of a job of each rule (FLOPs, draws x nodes x iterations, ...; MB

@@ -1,5 +1,6 @@
-"""The cost tables of a run, written: per-job and per-group CSV, a standalone HTML page and the README's Markdown
-snippet, and the measured CPU time of every job against the cost plan's projection.
+"""The cost tables of a run, written: per-job and per-group CSV, a standalone HTML page and the Markdown snippet of
+the scales table's timing cell (docs/scales.md), and the measured CPU time of every job against the cost plan's
+projection.
 
 Columns: ``JOB_COLUMNS`` and ``GROUP_COLUMNS`` (``measured``), ``CHECK_COLUMNS`` for the plan check. Times in
 seconds with two decimals, memory in MB, an empty cell where Snakemake could not measure a value; in the HTML and
@@ -116,9 +117,9 @@ def costs_html(
 def readme_cell(
     jobs: Sequence[JobCost], groups: Sequence[GroupCost], sched: Schedule | None = None, machine: str | None = None
 ) -> str:
-    """The README scales table's timing cell, one short line: jobs, elapsed time (with the critical path and the
-    ideal time on the run's cores), CPU time, peak memory, and the machine (:func:`smattn.costs.machine.
-    describe_machine`) when given."""
+    """The timing cell of the scales table (docs/scales.md), one short line: jobs, elapsed time (with the critical
+    path and the ideal time on the run's cores), CPU time, peak memory, and the machine
+    (:func:`smattn.costs.machine.describe_machine`) when given."""
     total = groups[-1] if groups else aggregate(TOTAL, [])
     wall = human_duration(span_s(jobs))
     if sched is not None:
@@ -138,7 +139,7 @@ def readme_table(
     sched: Schedule | None = None,
     machine: str | None = None,
 ) -> str:
-    """Markdown for the README: the scales table's timing cell for ``scale`` and a per-group table."""
+    """Markdown for docs/scales.md: the scales table's timing cell for ``scale`` and a per-group table."""
     per_group = [g for g in groups if g.group != TOTAL]
     total = groups[-1] if groups else aggregate(TOTAL, [])
     by_wall = sorted(per_group, key=lambda g: g.wall_s, reverse=True)
@@ -182,7 +183,7 @@ def write_cost_tables(
     sched: Schedule | None = None,
     machine: str | None = None,
 ) -> list[GroupCost]:
-    """Write jobs.csv, groups.csv, the HTML page and the README snippet (each atomically); return the group rows.
+    """Write jobs.csv, groups.csv, the HTML page and the scales-table snippet (each atomically); return the group rows.
     ``machine``: the line that names the machine the jobs ran on (:func:`smattn.costs.machine.describe_machine`)."""
     groups = group_costs(jobs)
     sio.write_csv(jobs_csv, JOB_COLUMNS, job_rows(jobs))
