@@ -190,7 +190,7 @@ def by_scale(smoke, laptop, paper):
     return {"smoke": smoke, "laptop": laptop, "paper": paper}[SCALE]
 
 
-# measured unit costs (benchmarks/unit_costs.py) from which planned_runtime/planned_mem_mb size a rule's requests
+# measured unit costs (tools/unit_costs.py) from which planned_runtime/planned_mem_mb size a rule's requests
 UNIT_COSTS = "rules/unit_costs.csv"
 _UNITS = read_unit_costs(workflow.source_path(f"../{UNIT_COSTS}"))
 

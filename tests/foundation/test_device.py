@@ -1,5 +1,5 @@
 """GPU policy, fail-fast and GPU numerics settings (smattn.device) and the doctor command, on a machine without a GPU
-(the CPU paths of the GPU code: the checks a GPU node passes are in benchmarks/gpu_check.py)."""
+(the CPU paths of the GPU code: the checks a GPU node passes are in tools/gpu_check.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""benchmarks/device_run.py: the prepared device run in its tiny CPU mode, on an interpreter that cannot import what a
+"""tools/device_run.py: the prepared device run in its tiny CPU mode, on an interpreter that cannot import what a
 bare PyTorch + JAX + NumPyro machine may lack (ArviZ, Pillow, PyYAML, jsonschema, Snakemake, Matplotlib, pandas)."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _run(repo, tmp_path, *args, timeout=600, blocked=True):
     path = [str(site), str(repo / "src")] if blocked else [str(repo / "src")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     return subprocess.run(
-        [sys.executable, "benchmarks/device_run.py", *args],
+        [sys.executable, "tools/device_run.py", *args],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -121,7 +121,7 @@ def test_prepare_copies_the_bundle(repo, tmp_path):
 
 def test_numpyro_ess_fallback_is_the_number_of_independent_draws():
     """Independent draws: the ESS is the number of draws (4 chains x 1000), within the estimator's spread."""
-    sys.path.insert(0, "benchmarks")
+    sys.path.insert(0, "tools")
     from device_run import ess_u
 
     rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_check.py in its tiny CPU mode: the GPU check's code paths (doctor, precision check, training steps
+"""tools/gpu_check.py in its tiny CPU mode: the GPU check's code paths (doctor, precision check, training steps
 with FLOP count and GEMM peak, collapsed gradient, vectorised NUTS, unit-cost rows) run, so the check cannot rot."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def test_gpu_check_tiny_mode_runs_every_part_and_writes_unit_costs(repo, tmp_pat
     out = tmp_path / "units.csv"
     env = {**os.environ, "PYTHONPATH": str(repo / "src")}
     r = subprocess.run(
-        [sys.executable, "benchmarks/gpu_check.py", "--tiny", "--unit-costs", str(out)],
+        [sys.executable, "tools/gpu_check.py", "--tiny", "--unit-costs", str(out)],
         cwd=repo,
         env=env,
         capture_output=True,

@@ -1,6 +1,6 @@
 """Job grouping of the SLURM profile: a paper-scale run submits at most 40 SLURM jobs, every bundle holds CPU jobs only,
 on the cpu partition, and asks for no more than a common CPU node has (docs/cluster.md, "Fewer, larger
-submissions"). The submissions are planned by benchmarks/slurm_submissions.py from Snakemake's own dry run; the
+submissions"). The submissions are planned by tools/slurm_submissions.py from Snakemake's own dry run; the
 count without grouping is checked against the dry run's job table and the workflow's `localrules:`."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-TOOL = REPO / "benchmarks" / "slurm_submissions.py"
+TOOL = REPO / "tools" / "slurm_submissions.py"
 CLUSTER = "cluster={cpu_partition: c, gpu_partition: g, account: acc}"
 MAX_SUBMISSIONS = 40
 # what one bundle may ask for (docs/cluster.md): a common CPU node

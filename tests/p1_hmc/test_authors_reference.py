@@ -1,4 +1,4 @@
-"""benchmarks/p1_hmc_authors_reference.py without the authors' code: it refuses any checkout but the pinned commit
+"""tools/p1_hmc_authors_reference.py without the authors' code: it refuses any checkout but the pinned commit
 before running anything, and it builds the training arguments as the authors' LOOP_RUN shell script does."""
 
 import importlib.util
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "p1_hmc_authors_reference.py"
+SCRIPT = ROOT / "tools" / "p1_hmc_authors_reference.py"
 
 
 @pytest.fixture(scope="module")

@@ -421,7 +421,7 @@ def test_start_similarity_matches_the_published_runs(raw_data, tmp_path):
 
     The similarity is taken to step 300 instead of the last of 10,920 (a full run takes minutes): a fixed allowance
     of 0.005 covers that, the largest difference between the two references measured by
-    benchmarks/p2_trec_init_sweep.py --full (docs/p2_dynamics.md). Statistical part: 3 combined standard errors of
+    studies/p2_trec_init_sweep.py --full (docs/p2_dynamics.md). Statistical part: 3 combined standard errors of
     the two means, with the run-to-run spread pooled over our and their runs (3 runs alone estimate it poorly).
     The init std was chosen to reproduce these curves, so this checks that the engine still does. Mutation caught:
     the attention weights left at PyTorch's default init (start similarity ~0.86 higher). Not caught: torch's eps

@@ -119,7 +119,7 @@ def test_the_authors_onsager_form_traps_a_run_that_the_damped_form_lets_learn():
     """d = 200, alpha = 1.2, seed 1 (the authors' random start, damping 0.8): with the authors' Onsager term (the
     damped variance times the latest g_out) the first layer stays at |M11|/sqrt(Q11) ~ 0.1 with A11 growing; with
     the term that matches the damping it is learned (and the last layer in both).  A pinned instance of the
-    benchmark's finding (benchmarks/p2_gamp_takeoff.py), about 20 s."""
+    study's finding (studies/p2_gamp_takeoff.py), about 20 s."""
     C = {}
     for ons in ("latest", "damped"):
         r = run_gamp(200, 1.2, 40, seed=1, onsager=ons)

@@ -170,7 +170,7 @@ def request(
     device = job_device(gpu, scale == "paper")
     u = choose_unit(units, rule, device, scale)
     if u is None:
-        raise ValueError(f"no unit cost for {rule} on {device}: measure it (benchmarks/unit_costs.py)")
+        raise ValueError(f"no unit cost for {rule} on {device}: measure it (tools/unit_costs.py)")
     _, _, _, wall_s, peak = _project(u, rule, params, wildcards, device, threads)
     if device == "gpu":  # the host side of a GPU job holds at least what the same job held on the CPU
         cpu = choose_unit(units, rule, "cpu", scale)

@@ -1,12 +1,12 @@
 """Unit costs: what a unit of work of each rule costs on a device, measured (or, for a GPU, computed) and kept in
-a table (``rules/unit_costs.csv``, written by ``benchmarks/unit_costs.py``).
+a table (``rules/unit_costs.csv``, written by ``tools/unit_costs.py``).
 
 A job's cost is ``overhead_s + s_per_unit * work`` CPU seconds (or GPU seconds for a gpu=1 job run on a GPU), its
 peak memory ``rss_base_mb + mb_per_unit * memory units`` MB (2**20 bytes), work and memory units as ``work``
 counts them. CPU rows are calibrated from a recorded run: its jobs' measured CPU time, wall time and peak memory (its
 cost table ``results/costs/jobs.csv``, or the benchmark files of the jobs it has finished) against their work, less
 the start-up of their software environment (Python and the imports of a jax or torch job, measured in fresh
-processes). GPU rows come from ``benchmarks/gpu_check.py --unit-costs`` run on a GPU (basis measured) or are
+processes). GPU rows come from ``tools/gpu_check.py --unit-costs`` run on a GPU (basis measured) or are
 computed from a card's published peak with the stated assumptions (basis computed). Each row records the machine,
 date and commit it was measured on.
 """
@@ -240,7 +240,7 @@ def run_jobs(jobs_csv: str | None, scale: str, run_dir: str | None = None):
 def computed_gpu_rows(date: str, commit: str) -> list[UnitCost]:
     """The GPU rows of the gpu=1 rules computed from an H100's peak under the assumptions above (basis computed), for
     a table without measured ones."""
-    src = "computed, not measured: {}; replace with benchmarks/gpu_check.py --unit-costs on a GPU"
+    src = "computed, not measured: {}; replace with tools/gpu_check.py --unit-costs on a GPU"
     return [
         UnitCost(
             "p1_images_train",

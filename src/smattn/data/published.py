@@ -27,7 +27,7 @@ P1_PRUNING_PARAMS_REMOVED_PERCENT_L2H4_2_HEADS = 24.0
 # at perturbation 1 instead of 0, a configuration the repository does not list), evaluated as their
 # PLOT_classification_accuracy_mean_predictor.py does (sign of the mean predictor on 1000 test chains) and their
 # PLOT_order_parameter.py reads U (compute_symmetrized_order_parameter_largest). Run on a CPU in float64; the paper
-# prints none of these numbers (its figures show them). benchmarks/p1_hmc_authors_reference.py regenerates them from a
+# prints none of these numbers (its figures show them). tools/p1_hmc_authors_reference.py regenerates them from a
 # clone of that repository at that commit.
 # GP-limit test accuracy (U = identity) of each network.
 P1_HMC_AUTHORS_ACC_GP = {

@@ -199,7 +199,7 @@ def flushed_denormals(enabled: bool = True):
     kernel took twice as long on a table of subnormal moments as on normal ones). Their contributions (an update of
     the parameter of about 1e-44, a term below 1e-38 added to a new moment of about 0.1 times a gradient) are below
     the rounding of the numbers they enter, so flushing them leaves the parameters, losses and similarities unchanged
-    to the bit (compared on whole paper-scale runs by benchmarks/p2_trec_speed.py --steps 10920)."""
+    to the bit (compared on whole paper-scale runs by studies/p2_trec_speed.py --steps 10920)."""
     import torch
 
     if not enabled:

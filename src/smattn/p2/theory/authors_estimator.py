@@ -54,7 +54,7 @@ class AuthorsSettings:
     about block_elems points that stay in the cache), "compiled" (L = 2: the same sums compiled with JAX, a chunk
     per call, :func:`_compiled_box_sums`; L = 3 runs "fused"), "direct" (:func:`_box_average`, the reference: one
     pass per sign and layer) or "auto" (default: "compiled" for L = 2, "fused" for L = 3, the faster on a CPU,
-    ``benchmarks/p2_thresholds_speed.py``); all give the same numbers to rounding.
+    ``studies/p2_thresholds_speed.py``); all give the same numbers to rounding.
     """
 
     n_points: int = 10_000

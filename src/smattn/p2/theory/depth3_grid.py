@@ -9,7 +9,7 @@ from the sums W = w_+ + w_- (even in z3) and Delta = w_+ - w_- (odd in z3).
 Why a second implementation: one state-evolution iteration at the paper's depth-3 settings (2000 teacher draws,
 8^4 nodes, two signs) evaluates 16 million nodes; XLA fuses the elementwise chain (two softmax layers, two 2x2
 solves, logarithms, exponentials) that NumPy runs as ~40 separate array passes. The NumPy path, run on cache-sized
-blocks, is the faster on a CPU and the default (``QuadratureSettings.backend``; ``benchmarks/p2_paper_cost.py
+blocks, is the faster on a CPU and the default (``QuadratureSettings.backend``; ``studies/p2_paper_cost.py
 denoiser`` times both in CPU seconds); this one stays as the compiled alternative, and a test checks that they
 agree to rounding.
 """

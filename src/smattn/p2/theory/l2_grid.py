@@ -9,7 +9,7 @@ and the moments from the sums W = w_+ + w_- (even in s) and Delta = w_+ - w_- (o
 Why a second implementation: NumPy runs the elementwise chain (softmax entries, a 2 x 2 solve, a logarithm, two
 exponentials and, for "A*", a log-sum-exp over five Gaussian components at every node) as ~150 array passes per
 block of samples; XLA fuses it into a few loops.  On a CPU this one is the faster for L = 2 at the sizes of the
-phase-diagram, GAMP and state-evolution jobs (``benchmarks/p2_thresholds_speed.py``), while for L = 3 the NumPy
+phase-diagram, GAMP and state-evolution jobs (``studies/p2_thresholds_speed.py``), while for L = 3 the NumPy
 path stays the faster (:mod:`.depth3_grid`).  Samples are processed in blocks of a fixed number of rows (the last
 block padded by repeating a sample), so one compiled program serves every block and every call with the same grid;
 c, V and the nodes are arguments, not constants, so a new skip strength or overlap does not recompile.  A test

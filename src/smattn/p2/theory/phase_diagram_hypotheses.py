@@ -91,7 +91,7 @@ def read_off_threshold(
     of 1, 2, 4, ... grid points from the guess's grid point, then bisects: 2 runs when the guess is the read-off,
     about 2 log2(distance) + 2 otherwise.  Both searches agree whenever the runs below the read-off stay at or below
     the level, i.e. when the exceedance switches on once along the grid (Q11 at the end of a short run grows with
-    alpha; a run's noise could in principle break this near the level: benchmarks/p2_paper_cost.py hypotheses
+    alpha; a run's noise could in principle break this near the level: studies/p2_paper_cost.py hypotheses
     runs every grid point to check it).
 
     Returns dict with alpha, the evaluated alphas (increasing) and their final Q11, Q22 (lists), evaluations,

@@ -76,7 +76,7 @@ class QuadratureSettings:
     backend: how the moments are evaluated (the same numbers to rounding): "numpy" everywhere (cache-sized
         blocks), "jax" (compiled, float64: :mod:`~.l2_grid` for L = 2, :mod:`~.depth3_grid` for the L = 3 grid of
         parametrisation "A"), or "auto" (default), the faster on a CPU for each case: the compiled L = 2 kernels for
-        calls of at least one compiled block of (sample, node) pairs (``benchmarks/p2_thresholds_speed.py``),
+        calls of at least one compiled block of (sample, node) pairs (``studies/p2_thresholds_speed.py``),
         NumPy for smaller calls (no compilation) and for L = 3 (``benchmarks/p2_theory_bench.py depth3_grid``).
     workers: processes sharing the samples of one L = 3 call (the rule's threads; same result for any number).
     """

@@ -1,8 +1,17 @@
 """First-layer stability of the two-layer SE at c = 1 at high precision, and what a finite run sees.
 
-    python benchmarks/p2_first_layer_stability.py [--n-samples 8192] [--traj-samples 512] [--iterations 80]
+Question: Where does the phase-II fixed point Q11 = 0 of the two-layer SE become unstable at c = 1, and what would a
+read-off from runs of a fixed number of iterations (the authors' procedure) give?
+Finding: The instability is at alpha = 0.7440 +- 0.0051, 9.7 standard errors below the published 0.7936, where Q11
+already grows by 1.173 +- 0.023 per iteration; runs of about 55 iterations from the authors' start would read the
+published value, but BO_2w.csv's own switch-on fits 40-50: the runs behind alpha_critical.csv are not those of the
+published SE file. alpha_last at c = 1 (131072 draws): 0.18560 +- 0.00021; fixed points at 4096 draws
+(--fixed-point-only): Q11 = 0.859 +- 0.013 at alpha = 1.2, 0.951 +- 0.004 at 1.5.
+Recorded in: docs/p2_theory.md, First-layer stability ("Measured") and Deviations.
+
+    python studies/p2_first_layer_stability.py [--n-samples 8192] [--traj-samples 512] [--iterations 80]
         [--last-samples 131072] [--data $SMATTN_DATA_MIRROR]
-    python benchmarks/p2_first_layer_stability.py --fixed-point-only
+    python studies/p2_first_layer_stability.py --fixed-point-only
 
 Prints (v_reg = 1e-3, damping 0.8, 8 scrambled Sobol' sets, seeds disjoint from the workflow's):
 * alpha_last at c = 1 (1 / K22 of the operator at Q = 0) at --last-samples quasi-random draws;

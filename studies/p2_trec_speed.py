@@ -1,6 +1,13 @@
-"""Benchmark: CPU time of the TREC jobs (P2 Fig. 3 right) at an earlier commit and now, in one run.
+"""Study: CPU time of the TREC jobs (P2 Fig. 3 right) at an earlier commit and now, in one run.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/p2_trec_speed.py [--base 4703fb3] [--rounds 3] [--steps 1000]
+Question: What did the TREC training changes after 4703fb3 (one embedding-gradient table, fused AdamW called
+directly, subnormals flushed in the optimiser step, no validation in the sweep) save, and did they change the
+records?
+Finding: Sweep run 12.36 -> 10.48 CPU-s (1.21x), main run 7.61 -> 5.48 (1.35x), whole 10,920-step runs 1.19x and
+1.28x; records equal to the bit.
+Recorded in: docs/p2_dynamics.md, TREC transformer; numbers in docs/benchmarks.md, Studies.
+
+    PYTHONPATH=src .venv/bin/python studies/p2_trec_speed.py [--base 4703fb3] [--rounds 3] [--steps 1000]
         [--epochs 2] [--opt transformers_adamw] [--init 3e-4]
 
 Runs the two training scripts as the workflow runs them (``scripts/p2_dynamics_trec_sweep_run.py``: one sweep run of

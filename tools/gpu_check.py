@@ -13,10 +13,10 @@
 The image-task inputs are the workflow's export (``--export``/``--theory``) when given, else random inputs of the
 same shapes (timing does not depend on their values; tree lengths do, so give the export for NUTS projections).
 ``--unit-costs FILE`` writes the measured GPU rows of the cost plan (rules/unit_costs.csv format; merge with
-benchmarks/unit_costs.py --gpu-rows FILE). ``--tiny``: a few-second CPU run of the same code paths at toy sizes (the
+tools/unit_costs.py --gpu-rows FILE). ``--tiny``: a few-second CPU run of the same code paths at toy sizes (the
 test suite runs it so the check cannot rot).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/gpu_check.py [--export results/p1_images/L2H4/export.npz
+    PYTHONPATH=src .venv/bin/python tools/gpu_check.py [--export results/p1_images/L2H4/export.npz
         --theory results/p1_images/L2H4/theory.npz] [--unit-costs gpu_units.csv] [--tiny]
 """
 
@@ -27,7 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# this folder's tools, and the benchmarks whose measuring code they reuse (benchmarks/p1_images_gd_steps.py,
+# benchmarks/p1_hmc_nuts.py)
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "benchmarks")]
 
 PAPER_STEPS = 41_240
 PAPER = dict(
@@ -218,12 +220,12 @@ def main():
         rows = [
             UnitCost("p1_images_train", kind, 60.0, 1.0 / (tr["flops"] * tr["sps"]), 1.0, 4000.0, 0.0,
                      "smoke" if a.tiny else "paper", "measured",
-                     f"benchmarks/gpu_check.py: {tr['sps']:.2f} steps/s at {tr['flops'] / 1e9:.2f} GFLOP/step",
+                     f"tools/gpu_check.py: {tr['sps']:.2f} steps/s at {tr['flops'] / 1e9:.2f} GFLOP/step",
                      card, when, rev),
             # work unit of the cost plan: a float64-equivalent chain gradient (float32 counts 0.55)
             UnitCost("p1_images_sample", kind, 60.0, per_chain_grad / 0.55, 1.0, 4000.0, 0.0,
                      "smoke" if a.tiny else "paper", "measured",
-                     f"benchmarks/gpu_check.py: {1e3 * nr['s_per_step']:.2f} ms per vectorised step of "
+                     f"tools/gpu_check.py: {1e3 * nr['s_per_step']:.2f} ms per vectorised step of "
                      f"{s['chains']} chains", card, when, rev),
         ]  # fmt: skip
         write_unit_costs(a.unit_costs, rows)

@@ -1,7 +1,13 @@
-"""Sweep: which attention-weight init scale and AdamW variant reproduce the authors' published TREC curves
+"""Study: which attention-weight init scale and AdamW variant reproduce the authors' published TREC curves
 (P2 Fig. 3 right; reference/spoc/dist_1.npy, dist_2.npy: 8 repetitions x 10,920 steps).
 
-    PYTHONPATH=src SMATTN_DATA_MIRROR=/path/to/mirror python benchmarks/p2_trec_init_sweep.py \
+Question: Which attention-weight init scale and AdamW variant reproduce the published TREC similarity curves, which
+the notebook's configuration (init 0.1) cannot?
+Finding: Only inits <= 6e-4 pass; init 3e-4 with transformers' AdamW lies inside every published band (smallest
+rank-test p >= 0.78): the workflow's trec_attn_init_std and trec_optimizer.
+Recorded in: docs/p2_dynamics.md, "TREC: init scale and optimiser" (the table of every configuration).
+
+    PYTHONPATH=src SMATTN_DATA_MIRROR=/path/to/mirror python studies/p2_trec_init_sweep.py \
         [--inits 1e-1,...,1e-4] [--optimizers torch_adamw,transformers_adamw] [--steps 300] [--reps 3] \
         [--full 1e-3:transformers_adamw] [--full-reps 1]
 

@@ -1,5 +1,12 @@
 """GAMP's first layer at finite d (P2 Fig. 1 left crosses, Fig. 2 left): fixed point and take-off from a random start.
 
+Question: Is GAMP's finite-d fixed point the state evolution's, and does GAMP learn the first layer from the
+authors' random start, with the authors' Onsager term and with the one that matches the damping?
+Finding: The fixed point is kept (|M11| / (|w1|^2/d) 0.87-0.89); with the authors' Onsager term only 10/16, 3/12,
+5/8 runs (d = 200, 500, 1000) learn the first layer within 50 iterations and the trapped ones stay trapped; with the
+damping-consistent term (the workflow's default) 15/16, 12/12, 8/8, half-way at iteration 16.
+Recorded in: docs/p2_dynamics.md, "GAMP first layer at finite d".
+
 Two experiments at one alpha (default 1.2), each over several input dimensions d and seeds (each seed has its own
 teacher, data and start):
 
@@ -15,7 +22,7 @@ teacher, data and start):
    of Qhat_11), and both teacher norms |w_k|^2/d.
 
 The numbers in docs/p2_dynamics.md#gamp-first-layer-at-finite-d come from these commands (PYTHONPATH=src
-OMP_NUM_THREADS=1 nice -n 10 python benchmarks/p2_gamp_takeoff.py ...):
+OMP_NUM_THREADS=1 nice -n 10 python studies/p2_gamp_takeoff.py ...):
 
     --skip takeoff --d 200 500 1000 --fp-seeds 3                      # part 1 (and --onsager latest --se-q ...)
     --skip fixed-point --onsager damped --d 200 500 1000 --seeds 16 12 8 --iters 50

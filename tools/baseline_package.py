@@ -2,7 +2,7 @@
 
 ``load_theory(rev)`` extracts ``src/smattn/p2/theory`` of git revision ``rev`` into a temporary folder and imports it
 as a package of its own name (``p2theory_<rev>``): its relative imports resolve inside that copy, its absolute imports
-(``smattn.progress``, ``smattn.io``) to the current library. Used by ``benchmarks/p2_paper_cost.py``.
+(``smattn.progress``, ``smattn.io``) to the current library. Used by ``studies/p2_paper_cost.py``.
 """
 
 from __future__ import annotations

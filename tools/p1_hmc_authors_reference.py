@@ -38,7 +38,7 @@ script puts an inert stand-in module on the subprocesses' and its own path, whic
 Run (about 3 CPU-minutes; the authors' code is needed only here, nowhere else in the project):
     git clone https://github.com/tiberilor/attention-paths-interplay /tmp/api
     git -C /tmp/api checkout 915ca41ba7af29507832f439cb56658a898d5dba
-    PYTHONPATH=src .venv/bin/python benchmarks/p1_hmc_authors_reference.py --authors-checkout /tmp/api
+    PYTHONPATH=src .venv/bin/python tools/p1_hmc_authors_reference.py --authors-checkout /tmp/api
 The script refuses (exit status 2) a checkout at any other commit, and says which of those packages are missing.
 """
 

@@ -3,13 +3,13 @@
 CPU rows come from a finished run's cost table: for every computing job of the run, its measured CPU time, wall time
 and peak memory (results/costs/jobs.csv) against its work units under the run's own parameters (the workflow loaded at
 the run's scale), less the start-up cost of its software environment (Python and the imports of a jax or torch job,
-measured here in fresh processes). GPU rows for the gpu=1 rules come from ``benchmarks/gpu_check.py --unit-costs``
+measured here in fresh processes). GPU rows for the gpu=1 rules come from ``tools/gpu_check.py --unit-costs``
 run on a GPU (basis measured), or, without one, are computed from a card's published peak with the stated assumptions
 (basis computed). Each row records the machine, date and commit it was measured on; rows of other scales or rules
 already in the table are kept, the ones recalibrated are replaced. The measuring and the calibration are
 smattn.costs.units; this is their command line.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/unit_costs.py --jobs results/costs/jobs.csv --scale laptop \\
+    PYTHONPATH=src .venv/bin/python tools/unit_costs.py --jobs results/costs/jobs.csv --scale laptop \\
         --commit $(git rev-parse --short HEAD) [--gpu-rows gpu_units.csv] [--out rules/unit_costs.csv]
     (or --run-dir <workflow directory> instead of --jobs: the benchmark files of the jobs a run has finished)
 """
@@ -28,7 +28,7 @@ def main():
     ap.add_argument("--scale", required=True, choices=["smoke", "laptop", "paper"], help="the scale of that run")
     ap.add_argument("--commit", required=True, help="the commit the run was made with")
     ap.add_argument("--machine", default=None, help="the machine of the run (default: this one)")
-    ap.add_argument("--gpu-rows", default=None, help="GPU rows measured by benchmarks/gpu_check.py --unit-costs")
+    ap.add_argument("--gpu-rows", default=None, help="GPU rows measured by tools/gpu_check.py --unit-costs")
     ap.add_argument("--out", default="rules/unit_costs.csv")
     a = ap.parse_args()
     startup = {env: units.env_startup(env) for env in units.ENV_IMPORTS}

@@ -1,15 +1,24 @@
 """What the P2 theory costs at paper scale, before and after the savings, measured in one process.
 
+Question: What did the P2 theory's paper-scale savings (after commit 25fc591) save, piece by piece, and did they
+keep the numbers?
+Finding: The depth-3 channel grid's blocked NumPy path beats the compiled JAX grid on a CPU (hence NumPy as the
+default backend for L = 3); in the phase-diagram read-offs the exceedance switches on once along the alpha grid, so
+bisection reads the scan's value with fewer short runs; the thresholds and denoisers give the same numbers before
+and after. The per-piece CPU seconds are not in the docs (the commit messages of 18fbef3 and e85c486 give about 1.8x
+less CPU than the JAX grid, and 35 instead of 46 pooled evaluations for alpha_first).
+Recorded in: docs/p2_theory.md, Thresholds ("Costs before and after"), Depth 3 ("Cost") and Deviations.
+
 "Before" is the theory package of an earlier commit (``--before``, default the last commit before these savings),
-loaded beside the current one (benchmarks/baseline_package.py), so both run on the same machine at the same time.
+loaded beside the current one (tools/baseline_package.py), so both run on the same machine at the same time.
 Times are CPU seconds of this process (time.process_time), which a shared machine disturbs less than wall time.
 
-    python benchmarks/p2_paper_cost.py authors      # the authors' estimator: direct vs fused box sums (one average)
-    python benchmarks/p2_paper_cost.py denoiser     # one L = 2 channel average, before vs after (A, A*, ridge grid)
-    python benchmarks/p2_paper_cost.py thresholds [--scale paper] [--c 1 4]   # p2_thresholds_c, piece by piece
-    python benchmarks/p2_paper_cost.py hypotheses [--scale laptop] [--estimator grid] [--c 1]  # read-off search
-    python benchmarks/p2_paper_cost.py slopes      # alpha_first's error bar: slopes over narrow and wide brackets
-    python benchmarks/p2_paper_cost.py project     # these rules at paper scale, projected from measured unit costs
+    python studies/p2_paper_cost.py authors      # the authors' estimator: direct vs fused box sums (one average)
+    python studies/p2_paper_cost.py denoiser     # one L = 2 channel average, before vs after (A, A*, ridge grid)
+    python studies/p2_paper_cost.py thresholds [--scale paper] [--c 1 4]   # p2_thresholds_c, piece by piece
+    python studies/p2_paper_cost.py hypotheses [--scale laptop] [--estimator grid] [--c 1]  # read-off search
+    python studies/p2_paper_cost.py slopes      # alpha_first's error bar: slopes over narrow and wide brackets
+    python studies/p2_paper_cost.py project     # these rules at paper scale, projected from measured unit costs
 Options: --quick (small sizes: a smoke check of the script itself).
 """
 
@@ -22,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # tools/baseline_package.py
 from baseline_package import submodule  # noqa: E402
 
 BEFORE = "25fc591"  # the last commit before the P2 paper-scale savings

@@ -1,12 +1,20 @@
 """First-layer growth of GAMP once the last layer is learned, against the state evolution (P2 Fig. 2 left).
 
+Question: Once the last layer is learned, does GAMP's first layer grow per iteration as fast as the state evolution
+predicts?
+Finding: Slightly slower: from the informed start on the Bayes-optimal line (alpha = 1.2, Q22 = 0.997, m1 = 0.02)
+the first-step ratio is 1.99 +- 0.36 (d = 500), 2.23 +- 0.24 (d = 1000), 2.34 +- 0.06 (d = 2000) against about 2.6
+from the SE on the converged grid; the gap is GAMP's Jacobian average A11 (0.12-0.16 against alpha R11 =
+0.055-0.063). The workflow's rule p2_gamp_growth measures the same at one setting; this script varies it.
+Recorded in: docs/p2_dynamics.md, "First-layer growth against the state evolution".
+
 GAMP starts with the last layer almost learned (Q22 = --q2) and the first layer at overlap --m1, on the Bayes-optimal
 (Nishimori) line or off it (--off: Q11 and C_hat_11 as a random start leaves them, see
 docs/p2_dynamics.md#gamp-iterations), and prints the ratio m1(t)/m1(t-1) per iteration (mean +- standard error over
 seeds) beside the state evolution's one-step prediction from the same start.
 
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/p2_gamp_growth.py --d 500 1000 2000 --seeds 6 --iters 3
-    PYTHONPATH=src OMP_NUM_THREADS=1 python benchmarks/p2_gamp_growth.py --d 1000 --seeds 6 --off 0.08 0.63
+    PYTHONPATH=src OMP_NUM_THREADS=1 python studies/p2_gamp_growth.py --d 500 1000 2000 --seeds 6 --iters 3
+    PYTHONPATH=src OMP_NUM_THREADS=1 python studies/p2_gamp_growth.py --d 1000 --seeds 6 --off 0.08 0.63
 """
 
 import argparse

@@ -1,6 +1,14 @@
 """CPU time of the P2 phase-diagram and GAMP jobs, one checkout against another, and the change of their outputs.
 
-    python benchmarks/p2_thresholds_speed.py --old /path/to/old/checkout [--jobs thresholds,gamp_alpha,...]
+Question: What did compiling the L = 2 moments and the authors' box sums with JAX and writing GAMP's projections as
+matrix products (after 4703fb3) save on the P2 phase-diagram and GAMP jobs at paper scale, and did the outputs
+change?
+Finding: 1.3-2.6x less CPU per job (p2_thresholds_c 75.5 -> 36.2 CPU-s, p2_gamp_alpha 86.2 -> 37.8); thresholds,
+stability, growth and read-offs within 4e-13, GAMP M within 2e-9 (7e-5 in p2_gamp_run, amplified by the run's own
+instability).
+Recorded in: docs/p2_theory.md, "Evaluation: NumPy and compiled kernels"; numbers in docs/benchmarks.md, Studies.
+
+    python studies/p2_thresholds_speed.py --old /path/to/old/checkout [--jobs thresholds,gamp_alpha,...]
         [--reps 2] [--scale paper] [--data $SMATTN_DATA_MIRROR] [--slice]
 
 Each job is the workflow's script (scripts/<...>.py) run in its own process with the rule's parameters at --scale

@@ -18,7 +18,7 @@ inputs). Prints the bundle's size (the device takes at most 64 MiB with the repo
   N = 500 on the export, s per vectorised tree step, ESS of U and the projected faithful presets; peak GPU memory
   (torch, JAX) and host RSS;
 * ``unit_costs.csv``: the measured GPU rows of the cost plan (rules/unit_costs.csv format: ``p1_images_train``,
-  ``p1_images_sample``; merge with ``benchmarks/unit_costs.py --gpu-rows``);
+  ``p1_images_sample``; merge with ``tools/unit_costs.py --gpu-rows``);
 * ``log.txt``: the run's lines.
 
 ``chain`` (on the device, a second command of at most 8 minutes): the L2H4 chain of the workflow (train, export,
@@ -31,10 +31,10 @@ was measured and exits at ``--budget`` seconds even when a phase hangs. Only tor
 dependencies) are needed: ArviZ, when absent, is replaced by NumPyro's ESS
 (``numpyro.diagnostics.effective_sample_size``).
 
-    PYTHONPATH=src python3 benchmarks/device_run.py prepare --out device_bundle
-    PYTHONPATH=src python3 benchmarks/device_run.py check --bundle device_bundle --out "$OUT"
-    PYTHONPATH=src python3 benchmarks/device_run.py check --tiny --out /tmp/dr   # seconds on a CPU (the test's)
-    PYTHONPATH=src python3 benchmarks/device_run.py chain --bundle device_bundle --out "$OUT" --budget 470
+    PYTHONPATH=src python3 tools/device_run.py prepare --out device_bundle
+    PYTHONPATH=src python3 tools/device_run.py check --bundle device_bundle --out "$OUT"
+    PYTHONPATH=src python3 tools/device_run.py check --tiny --out /tmp/dr   # seconds on a CPU (the test's)
+    PYTHONPATH=src python3 tools/device_run.py chain --bundle device_bundle --out "$OUT" --budget 470
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ import time
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# this folder's tools, and the benchmarks whose measuring code they reuse (benchmarks/p1_images_gd_steps.py,
+# benchmarks/p1_hmc_nuts.py)
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1] / "benchmarks")]
 
 PAPER_STEPS = 41_240
 BUNDLE_FILES = {
@@ -301,7 +303,7 @@ def unit_costs(run: Run, card: str, on_gpu: bool, tiny: bool) -> None:
     if tr and "steps_per_s" in tr:
         rows.append(UnitCost(
             "p1_images_train", kind, 60.0, 1.0 / (tr["gflop_per_step"] * 1e9 * tr["steps_per_s"]), 1.0, 4000.0, 0.0,
-            scale, "measured", f"benchmarks/device_run.py: {tr['steps_per_s']:.2f} steps/s at {tr['precision']}, "
+            scale, "measured", f"tools/device_run.py: {tr['steps_per_s']:.2f} steps/s at {tr['precision']}, "
             f"validation and checkpoints included", card, when, rev))  # fmt: skip
     nu = [v for k, v in ph.items() if k.startswith("nuts") and "s_per_vectorised_step" in v]
     if nu:
@@ -310,7 +312,7 @@ def unit_costs(run: Run, card: str, on_gpu: bool, tiny: bool) -> None:
         per_chain = big["s_per_vectorised_step"] / big["chains"]
         rows.append(UnitCost(
             "p1_images_sample", kind, 60.0, per_chain / 0.55, 1.0, 4000.0, 0.0, scale, "measured",
-            f"benchmarks/device_run.py: {1e3 * big['s_per_vectorised_step']:.2f} ms per vectorised step of "
+            f"tools/device_run.py: {1e3 * big['s_per_vectorised_step']:.2f} ms per vectorised step of "
             f"{big['chains']} chains at N = {big['N']}", card, when, rev))  # fmt: skip
     if rows:
         write_unit_costs(run.out / "unit_costs.csv", rows)

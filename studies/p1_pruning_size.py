@@ -1,10 +1,16 @@
-"""Benchmark: what a smaller or shorter-trained pruning network (L2H8 by default) does to the pruning verdicts, and
+"""Study: what a smaller or shorter-trained pruning network (L2H8 by default) does to the pruning verdicts, and
 what it costs. Runs the workflow's own scripts for one model through their ``--rule`` entry (training, export, the
 theory's U, the pruning evaluation), with the training parameters overridden, into a scratch directory, then prints
 the CPU seconds of each step and the quantities the model's pruning claims judge (claims/p1_pruning.yaml), with
 their verdicts at the given scale.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/p1_pruning_size.py --store results/p1_images/images32.npz \\
+Question: What does a smaller or shorter-trained pruning network (L2H8 by default) do to the pruning verdicts of
+claims/p1_pruning.yaml, and what does it save?
+Finding: None recorded: no run of this script is cited in the docs (the laptop settings of L2H8 come from the
+learning curves, studies/p1_images_gd_curve.py). Rerun it for the setting in question.
+Recorded in: docs/benchmarks.md, Studies.
+
+    PYTHONPATH=src .venv/bin/python studies/p1_pruning_size.py --store results/p1_images/images32.npz \\
         --out /tmp/l2h8_w32 --set width=32 --set max_steps=1000 [--model L2H8] [--scale laptop]
 
 ``--set key=value`` overrides a parameter of the rule ``p1_images_train`` (value parsed as JSON: width, qk_dim,

@@ -1,6 +1,13 @@
 """The last-layer overlap Q22 on the phase-II branch (Q11 = 0) at one alpha: how much it moves with the teacher draws.
 
-    python benchmarks/p2_phase2_q22.py [--alpha 0.6] [--n-draws 4000] [--sets 20] [--workflow-seed 1] [--n1d 32]
+Question: How much does the phase-II Q22 at alpha = 0.6 (c = 1) move with the teacher draws, and where does the
+workflow's own set of draws fall?
+Finding: The workflow's set is the lowest (R2 z = -3.48 against 20 independent sets, Q22 0.8853); the other 80,000
+draws pooled give 0.9171 +- 0.0019 (the fixed point's error: one update's +- 0.0003 times 1/(1 - J) = 6.6), and
+BO_2w.csv's 0.9212 lies 2.2 sigma above; brute-force SE updates move neither value off a fixed point.
+Recorded in: docs/benchmarks.md, Studies (its only record).
+
+    python studies/p2_phase2_q22.py [--alpha 0.6] [--n-draws 4000] [--sets 20] [--workflow-seed 1] [--n1d 32]
         [--n-bf 2000] [--bf-points 200000] [--data $SMATTN_DATA_MIRROR]
 
 The workflow computes the phase-II branch alpha(q2) = q2 / ((1 - q2) R2(0, q2)) on one set of teacher draws

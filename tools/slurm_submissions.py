@@ -1,8 +1,8 @@
 """How many SLURM jobs a run through a cluster profile submits, and what each one asks for.
 
-    PYTHONPATH=src python benchmarks/slurm_submissions.py --config scale=paper            # with the profile's groups
-    PYTHONPATH=src python benchmarks/slurm_submissions.py --config scale=paper --ungrouped  # every job on its own
-    PYTHONPATH=src python benchmarks/slurm_submissions.py --config scale=paper --json out.json [TARGET ...]
+    PYTHONPATH=src python tools/slurm_submissions.py --config scale=paper            # with the profile's groups
+    PYTHONPATH=src python tools/slurm_submissions.py --config scale=paper --ungrouped  # every job on its own
+    PYTHONPATH=src python tools/slurm_submissions.py --config scale=paper --json out.json [TARGET ...]
 
 Nothing runs and nothing is submitted: the run is planned by Snakemake's own dry run (`snakemake -n --forceall`,
 every job of the targets, default `all`) through the profile (default profiles/slurm), and every unit the dry run
