@@ -6,20 +6,10 @@ from pathlib import Path
 
 import yaml
 
-from smattn.ledger import PANEL_STATUSES, figure_status, load_claims
+from smattn.ledger import PANEL_STATUSES, figure_status, load_claims, row_id
 
 REPO = Path(__file__).resolve().parents[2]
 START, END = "<!-- panel-status:start -->", "<!-- panel-status:end -->"
-
-
-def _ident(c: dict) -> str:
-    """The id a claims-table row shows (the expected file's key): a compare's check, a proportion's counts."""
-    if c["kind"] == "compare":
-        chk = c["check"]
-        return f"{chk['left']} {chk['op']} {chk['right']}"
-    if c["kind"] == "proportion":
-        return f"{c['successes']} / {c['trials']}"
-    return c.get("id") or c.get("p")
 
 
 def panel_status_block() -> str:
@@ -28,7 +18,7 @@ def panel_status_block() -> str:
     expected = yaml.safe_load((REPO / "tests/verdicts/expected_laptop.yaml").read_text(encoding="utf-8"))
     status = {(e["group"], e["id"], e["claim"]): e["status"] for e in expected}
     rows = [
-        {"role": c["role"], "figure": c.get("figure", ""), "status": status[(c["group"], _ident(c), c["claim"])]}
+        {"role": c["role"], "figure": c.get("figure", ""), "status": status[(c["group"], row_id(c), c["claim"])]}
         for c in claims
     ]
     by_status: dict[str, list[str]] = {}

@@ -264,24 +264,23 @@ def _trec_sweep_takes_main_runs(d, wc) -> bool:
     return same and d["trec_sweep_reps"] <= d["trec_repetitions"] and d["trec_sweep_steps"] >= full
 
 
-def _work_trec_sweep_run(p, wc):
-    """One sweep configuration: reps x optimiser steps (capped at trec_epochs epochs) x batch, in questions trained on
-    as _work_trec counts them (the same training loop); none for the configuration that takes the main runs."""
-    d = p["p2_dynamics"]
-    if _trec_sweep_takes_main_runs(d, wc):
-        return 0.0
+def _work_trec_short_runs(d) -> float:
+    """Short TREC runs of one configuration (the sweep's, the learning-rate comparison's): reps x optimiser steps
+    (capped at trec_epochs epochs) x batch, in questions trained on as _work_trec counts them (the same loop)."""
     q = min(d["trec_max_questions"] or TREC_QUESTIONS, TREC_QUESTIONS)
     steps = min(d["trec_sweep_steps"], d["trec_epochs"] * -(-q // d["trec_batch_size"]))
     return d["trec_sweep_reps"] * steps * d["trec_batch_size"]
+
+
+def _work_trec_sweep_run(p, wc):
+    """One sweep configuration (_work_trec_short_runs); none for the configuration that takes the main runs."""
+    d = p["p2_dynamics"]
+    return 0.0 if _trec_sweep_takes_main_runs(d, wc) else _work_trec_short_runs(d)
 
 
 def _work_trec_lr_run(p, wc):
-    """One learning rate of the comparison at the notebook's init: reps x optimiser steps (capped at trec_epochs
-    epochs) x batch, in questions trained on as _work_trec counts them (the same training loop)."""
-    d = p["p2_dynamics"]
-    q = min(d["trec_max_questions"] or TREC_QUESTIONS, TREC_QUESTIONS)
-    steps = min(d["trec_sweep_steps"], d["trec_epochs"] * -(-q // d["trec_batch_size"]))
-    return d["trec_sweep_reps"] * steps * d["trec_batch_size"]
+    """One learning rate of the comparison at the notebook's init (_work_trec_short_runs)."""
+    return _work_trec_short_runs(p["p2_dynamics"])
 
 
 def _constant(p, wc):

@@ -33,7 +33,7 @@ from .schema import (
     load_claims,
     metric_refs,
 )
-from .verdicts import evaluate_claims, fill_template, holm_rejections, status_counts
+from .verdicts import evaluate_claims, fill_template, holm_rejections, row_id, status_counts
 
 __all__ = [
     "CALIBRATION",
@@ -64,5 +64,6 @@ __all__ = [
     "merge_metrics",
     "metric_refs",
     "panel_line",
+    "row_id",
     "status_counts",
 ]

@@ -252,7 +252,8 @@ def _judged_elsewhere(c: dict) -> str:
     return f"judged at {' and '.join(c['judged_at'])} scale"
 
 
-def _ident(c: dict) -> str:
+def row_id(c: dict) -> str:
+    """The id a claims-table row shows: a compare's check, a proportion's counts, else the metric id."""
     if c["kind"] == "compare":
         return f"{c['check']['left']} {c['check']['op']} {c['check']['right']}"
     if c["kind"] == "proportion":
@@ -263,7 +264,7 @@ def _ident(c: dict) -> str:
 def _row_without_numbers(c: dict, base: dict, status: str, explanation: str) -> dict:
     """A table row that shows no number: its group did not run, or its numbers exist only at another scale."""
     empty = {"ours": "", "tolerance": "", "tolerance_source": ""}
-    return {**base, "id": _ident(c), **empty, "status": status, "explanation": explanation, "cause": None}
+    return {**base, "id": row_id(c), **empty, "status": status, "explanation": explanation, "cause": None}
 
 
 def _status(c: dict, ok, width: float, judged_here: bool) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from smattn.ledger import K_SIGMA
 from smattn.p2.trajectories import first_crossing
 
 __all__ = [
@@ -118,7 +119,7 @@ SEQUENTIAL = {
     "plateau_window": 0.75,  # a layer's motion is over within the run if, at this fraction of the run ...
     "plateau_fraction": 0.9,  # ... it has covered this fraction of its angle to the last step
     "min_rise": 1e-3,  # a rise below this is no learning within the run
-    "k_sigma": 3.0,  # the ledger's constant K
+    "k_sigma": K_SIGMA,  # the ledger's constant K
 }
 
 
@@ -217,7 +218,7 @@ def sequential_verdict(per_run: dict[str, np.ndarray]) -> dict:
 LR_FIT = {
     "step": 20,  # layer 1's similarity after this step
     "change_steps": 40,  # layer 2's largest change over the first this many steps
-    "k_sigma": 3.0,  # the ledger's constant K
+    "k_sigma": K_SIGMA,  # the ledger's constant K
 }
 LR_QUANTITIES = ("s1_step20", "s1_epoch1", "s2_epoch1", "s2_change40")
 
