@@ -341,7 +341,11 @@ def from_argv(argv: Sequence[str] | None = None, script: str | Path | None = Non
     ap.add_argument("-h", "--help", action=_HelpWithRules, script=script, argv=argv)
     ap.add_argument("--rule", default=None, help="build the job of this rule from the Snakefile")
     ap.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="with --rule: config overrides")
-    ap.add_argument("--snakefile", default=None, help="with --rule: the Snakefile (default: found from the cwd)")
+    ap.add_argument(
+        "--snakefile",
+        default=None,
+        help="with --rule: the Snakefile (default: found from the cwd; for --help, from the script's folder)",
+    )
     ap.add_argument("--input", nargs="*", default=[], metavar="NAME=PATH")
     ap.add_argument("--output", nargs="*", default=[], metavar="NAME=PATH")
     ap.add_argument("--wildcards", nargs="*", default=[], metavar="NAME=VALUE")
