@@ -70,7 +70,8 @@ ALL_METRICS = [
     rules.p1_fig3c.output.metrics,
     rules.p1_fig3d.output.metrics,
     rules.p1_fig6.output.metrics,
-    *expand(rules.p1_images_export.output.metrics, model=["L2H4", "L3H3"]),
+    rules.p1_images_network_seeds.output.metrics,
+    *expand(rules.p1_images_export.output.metrics, model=[n for m in P1I_SEEDED for n in P1I_NETWORKS[m]]),
     *expand(rules.p1_pruning_evaluate.output.metrics, model=P1P_MODELS),
 ]
 # the papers' claims set against the ledger, one file per figure group

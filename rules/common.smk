@@ -27,6 +27,7 @@ from smattn.compile_cache import cache_environment
 from smattn.config import ConfigError, load_schema, resolve_params
 from smattn.costs import read_unit_costs, request
 from smattn.data.registry import RAW_FILES
+from smattn.p1.images.networks import architecture, network_name, network_seed
 
 # JAX's persistent compilation cache for every job, keyed by jaxlib, CPU kind and XLA flags (smattn.compile_cache)
 os.environ.update(cache_environment(Path(".snakemake") / "jax-cache"))
@@ -232,5 +233,8 @@ def p2d_sweep_main_runs(wildcards):
 
 def p1i_priority(wildcards):
     """Priority of an image-task job of one model: the sampled model's chain train -> export -> theory -> NUTS is the
-    run's critical path, so its jobs go before the other models' (a priority does not pass to a job's inputs)."""
-    return 60 if wildcards.model == P1I_SAMPLED_MODEL else 50
+    run's critical path, so its jobs go before the other models', and the seed study's networks go last (a priority
+    does not pass to a job's inputs)."""
+    if wildcards.model == P1I_SAMPLED_MODEL:
+        return 60
+    return 50 if wildcards.model == architecture(wildcards.model) else 40

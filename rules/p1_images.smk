@@ -8,12 +8,18 @@
 # group); exports for the theory: results/p1_images/{model}/export.npz.
 
 P1I = group_params("p1_images")
-# each GD model: (layers, heads, query/key dimension, factor on the default initial value weights, learning rate)
+# each GD architecture: (layers, heads, query/key dimension, factor on the default initial value weights, learning rate)
 P1I_MODELS = {
     "L2H4": (2, 4, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l2"], P1I["gd_lr"]),
     "L3H3": (3, 3, P1I["gd_qk_dim"], P1I["gd_value_init_gain_l3"], P1I["gd_lr_l3"]),
     "L2H8": (2, 8, P1I["gd_qk_dim_h8"], P1I["gd_value_init_gain_l2"], P1I["gd_lr"]),
 }
+# the networks of the seed study (docs/p1_images.md#network-seeds): each architecture of P1I_SEEDED trained again from
+# every seed of network_seeds, with the same settings; a network's name is <architecture>-seed<k>
+P1I_SEEDED = P1I["network_seed_models"]
+P1I_NETWORKS = {m: [m, *(network_name(m, k) for k in P1I["network_seeds"])] for m in P1I_SEEDED}
+# every trained network: the architectures' main networks and the seed study's
+P1I_ALL_NETWORKS = [*P1I_MODELS, *(n for m in P1I_SEEDED for n in P1I_NETWORKS[m][1:])]
 P1I_OMNIGLOT = [raw("omniglot/images_background.zip"), raw("omniglot/images_evaluation.zip")]
 P1I_IDX = {
     name: [raw(f"{name}/{s}-{k}-idx{n}-ubyte.gz") for s in ("train", "t10k") for k, n in (("images", 3), ("labels", 1))]
@@ -64,7 +70,7 @@ rule p1_images_train:
     benchmark:
         "results/benchmarks/p1_images/p1_images_train_{model}.tsv"
     wildcard_constraints:
-        model="|".join(P1I_MODELS),
+        model="|".join(P1I_ALL_NETWORKS),
     # between-workflow cache with --cache (docs/cluster.md#sharing-expensive-outputs-between-checkouts)
     cache: OUTPUT_CACHE
     priority: p1i_priority
@@ -78,10 +84,10 @@ rule p1_images_train:
         gpu=1,
     params:
         **LIBRARY_KEY,
-        n_layers=lambda wc: P1I_MODELS[wc.model][0],
-        n_heads=lambda wc: P1I_MODELS[wc.model][1],
-        qk_dim=lambda wc: P1I_MODELS[wc.model][2],
-        value_init_gain=lambda wc: P1I_MODELS[wc.model][3],
+        n_layers=lambda wc: P1I_MODELS[architecture(wc.model)][0],
+        n_heads=lambda wc: P1I_MODELS[architecture(wc.model)][1],
+        qk_dim=lambda wc: P1I_MODELS[architecture(wc.model)][2],
+        value_init_gain=lambda wc: P1I_MODELS[architecture(wc.model)][3],
         precision=P1I["gd_precision"],
         compile=P1I["gd_compile"],
         cpu_numerics=P1I["gd_cpu_numerics"],
@@ -91,7 +97,7 @@ rule p1_images_train:
         tasks_per_epoch=P1I["gd_tasks_per_epoch"],
         max_steps=P1I["gd_max_steps"],
         batch=P1I["gd_batch"],
-        lr=lambda wc: P1I_MODELS[wc.model][4],
+        lr=lambda wc: P1I_MODELS[architecture(wc.model)][4],
         lr_schedule=P1I["gd_lr_schedule"],
         warmup_steps=P1I["gd_warmup_steps"],
         min_lr=P1I["gd_min_lr"],
@@ -100,7 +106,7 @@ rule p1_images_train:
         n_val=P1I["gd_n_val"],
         sync_every=P1I["gd_sync_every"],
         ckpt_minutes=P1I["gd_ckpt_minutes"],
-        seed=P1I["gd_seed"],
+        seed=lambda wc: network_seed(wc.model, P1I["gd_seed"]),
         state_dir=lambda wc: f"results/p1_images/{wc.model}",
     script:
         "../scripts/p1_images_train.py"
@@ -121,7 +127,7 @@ rule p1_images_export:
     benchmark:
         "results/benchmarks/p1_images/p1_images_export_{model}.tsv"
     wildcard_constraints:
-        model="|".join(P1I_MODELS),
+        model="|".join(P1I_ALL_NETWORKS),
     priority: p1i_priority
     conda:
         "../envs/torch.yaml"
@@ -132,6 +138,7 @@ rule p1_images_export:
     params:
         P=P1I["P"],
         n_test=P1I["n_test"],
+        n_test_omniglot=P1I["n_test_omniglot"],
         n_train_pool=P1I["n_train_pool"],
         n_test_pool=P1I["n_test_pool"],
         gd_eval_tasks=P1I["gd_eval_tasks"],
@@ -152,7 +159,7 @@ rule p1_images_theory:
     benchmark:
         "results/benchmarks/p1_images/p1_images_theory_{model}.tsv"
     wildcard_constraints:
-        model="|".join(P1I_MODELS),
+        model="|".join(P1I_ALL_NETWORKS),
     priority: p1i_priority
     conda:
         "../envs/torch.yaml"
@@ -183,7 +190,7 @@ rule p1_images_sample:
     benchmark:
         "results/benchmarks/p1_images/p1_images_sample_{model}_{N}.tsv"
     wildcard_constraints:
-        model="|".join(P1I_MODELS),
+        model="|".join(P1I_ALL_NETWORKS),
         N=r"\d+",
     priority: p1i_priority
     conda:
@@ -310,3 +317,33 @@ rule p1_fig6:
         bootstrap_seed=P1I["bootstrap_seed"],
     script:
         "../scripts/p1_images_fig_accuracy.py"
+
+
+rule p1_images_network_seeds:
+    """Figs. 3b, 6 and the temperature trend over several networks of each architecture (docs/p1_images.md#network-seeds):
+    every network's gain over the GP at N = 10 with the authors' temperatures and with temperatures chosen on a
+    held-out half, their mean and spread over the networks, and the power of one network's row."""
+    input:
+        **{m: expand("results/p1_images/{net}/theory.npz", net=P1I_NETWORKS[m]) for m in P1I_SEEDED},
+    output:
+        table="results/p1_images/network_seeds.csv",
+        metrics="results/metrics/p1_images/network_seeds.json",
+    log:
+        "logs/p1_images/p1_images_network_seeds.log",
+    benchmark:
+        "results/benchmarks/p1_images/p1_images_network_seeds.tsv"
+    priority: 40
+    conda:
+        "../envs/jax.yaml"
+    threads: 1
+    resources:
+        mem_mb=planned_mem_mb("p1_images_network_seeds"),
+        runtime=planned_runtime("p1_images_network_seeds"),
+    params:
+        networks=P1I_NETWORKS,
+        main_seed=P1I["gd_seed"],
+        N=10,
+        bootstrap_resamples=P1I["bootstrap_resamples"],
+        bootstrap_seed=P1I["bootstrap_seed"],
+    script:
+        "../scripts/p1_images_network_seeds.py"

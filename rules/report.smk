@@ -78,16 +78,18 @@ COST_JOBS = {
     **benchmarks(rules.p1_fig5b),
     **benchmarks(rules.p1_fig5b_draws),
     **benchmarks(rules.p1_fig5c),
-    # P1 image task: three GD networks (L2H8 only for pruning), theory for L2H4 and L3H3, samples for L2H4
+    # P1 image task: three GD architectures (L2H8 only for pruning) and the seed study's networks, theory for those of
+    # L2H4 and L3H3, samples for L2H4
     **benchmarks(rules.p1_images_prepare),
-    **benchmarks(rules.p1_images_train, model=list(P1I_MODELS)),
-    **benchmarks(rules.p1_images_export, model=list(P1I_MODELS)),
-    **benchmarks(rules.p1_images_theory, model=["L2H4", "L3H3"]),
+    **benchmarks(rules.p1_images_train, model=P1I_ALL_NETWORKS),
+    **benchmarks(rules.p1_images_export, model=P1I_ALL_NETWORKS),
+    **benchmarks(rules.p1_images_theory, model=[n for m in P1I_SEEDED for n in P1I_NETWORKS[m]]),
     **benchmarks(rules.p1_images_sample, model=["L2H4"], N=[int(n) for n in P1I["sampled_widths"]]),
     **benchmarks(rules.p1_fig3b),
     **benchmarks(rules.p1_fig3c),
     **benchmarks(rules.p1_fig3d),
     **benchmarks(rules.p1_fig6),
+    **benchmarks(rules.p1_images_network_seeds),
     # P1 pruning
     **benchmarks(rules.p1_pruning_theory_U, model=list(P1P_MODELS)),
     **benchmarks(rules.p1_pruning_evaluate, model=list(P1P_MODELS)),

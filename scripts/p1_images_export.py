@@ -28,7 +28,9 @@ def main(io):
     for k, v in accs.items():
         print(f"GD {model_name} accuracy on {k}: {v['acc']:.4f} (n = {v['n']})")
     model.to("cpu")
-    ex = export_for_theory(model, store, seed, int(p.P), int(p.n_test), int(p.n_train_pool), int(p.n_test_pool))
+    ex = export_for_theory(
+        model, store, seed, int(p.P), int(p.n_test), int(p.n_train_pool), int(p.n_test_pool), int(p.n_test_omniglot)
+    )
     write_npz(io.output.export, **ex)
     write_json(
         io.output.gd_eval,

@@ -188,9 +188,9 @@ def _cross_key_errors(params: Mapping[str, Mapping]) -> list[str]:
                 f"'p2_dynamics.sgd_d' numbers in 'p2_dynamics.sgd_dtype' take {nbytes / 2**30:.1f} GiB, "
                 f"more than the sanity limit {SGD_DATA_LIMIT_BYTES / 2**30:.0f} GiB"
             )
-    if has("p1_images", "P", "n_train_pool", "n_test", "n_test_pool", "alignment_pcs"):
+    if has("p1_images", "P", "n_train_pool", "n_test_omniglot", "n_test_pool", "alignment_pcs"):
         g = params["p1_images"]
-        for pool, size in (("n_train_pool", "P"), ("n_test_pool", "n_test")):
+        for pool, size in (("n_train_pool", "P"), ("n_test_pool", "n_test_omniglot")):
             if g[pool] < g[size]:
                 errors.append(
                     f"'p1_images.{pool}' ({g[pool]}) is smaller than 'p1_images.{size}' ({g[size]}): "
@@ -201,6 +201,15 @@ def _cross_key_errors(params: Mapping[str, Mapping]) -> list[str]:
                 f"'p1_images.alignment_pcs' ({g['alignment_pcs']}) exceeds the P x P kernel's "
                 f"'p1_images.P' ({g['P']}) principal components"
             )
+    if has("p1_images", "network_seeds", "gd_seed", "widths"):
+        g = params["p1_images"]
+        if g["gd_seed"] in g["network_seeds"]:
+            errors.append(
+                f"'p1_images.network_seeds' {g['network_seeds']} contains 'p1_images.gd_seed' ({g['gd_seed']}): "
+                "the main networks already train from it, and the seed study needs networks of other seeds"
+            )
+        if 10 not in {float(w) for w in g["widths"]}:
+            errors.append(f"'p1_images.widths' {g['widths']} lacks N = 10, the width of the claims and the seed study")
     if has("p1_pruning", "theory_P", "theory_P_h8") and has("p1_images", "P"):
         for key in ("theory_P", "theory_P_h8"):
             if params["p1_pruning"][key] > params["p1_images"]["P"]:

@@ -169,7 +169,7 @@ def test_every_integer_parameter_has_a_maximum_with_its_reason(repo):
         ({("p2_dynamics", "sgd_test_every"): 10**5}, ["p2_dynamics.sgd_test_every", "p2_dynamics.sgd_epochs"]),
         ({("p2_dynamics", "sgd_batch_size"): 10**5}, ["p2_dynamics.sgd_batch_size", "p2_dynamics.sgd_alpha"]),
         ({("p1_images", "n_train_pool"): 100}, ["p1_images.n_train_pool", "p1_images.P"]),
-        ({("p1_images", "n_test_pool"): 50}, ["p1_images.n_test_pool", "p1_images.n_test"]),
+        ({("p1_images", "n_test_pool"): 50}, ["p1_images.n_test_pool", "p1_images.n_test_omniglot"]),
         ({("p1_images", "alignment_pcs"): 1000}, ["p1_images.alignment_pcs", "p1_images.P"]),
         ({("p1_pruning", "theory_P"): 1000}, ["p1_pruning.theory_P", "p1_images.P"]),
         ({("p1_pruning", "theory_P_h8"): 700}, ["p1_pruning.theory_P_h8", "p1_images.P"]),

@@ -109,14 +109,18 @@ def test_every_group_of_the_profile_bundles_its_rules(grouped, profile):
         for m in u["members"]:
             if m["rule"] in rule_group:
                 assert u["kind"] == "group" and u["name"] == rule_group[m["rule"]], (m, u["name"])
-        if u["kind"] == "group":
-            assert u["jobs"] > 1, u["name"]  # a bundle of one saves nothing
+    largest: dict[str, int] = {}
+    for u in groups:
+        largest[u["name"]] = max(largest.get(u["name"], 0), u["jobs"])
+    # a group whose bundles all hold one job saves nothing (one bundle of one beside chains is the chain's network
+    # without its second job: L2H8's export, which has no theory grid)
+    assert all(n > 1 for n in largest.values()), largest
 
 
 def test_bundles_are_cpu_only_and_fit_a_cpu_node(grouped):
     """No GPU job in a bundle (they go to another partition); a bundle asks for the sum of its jobs' CPUs and memory
-    at most, no less than its longest job's time limit, and stays within one common node and within the longest time
-    limit a single job of the workflow already asks for."""
+    at most, no less than its longest job's time limit, and stays within one common node and within an hour or the
+    longest time limit a single job of the workflow already asks for (a chain's time limits add up)."""
     singles = [u for u in grouped["units"] if u["kind"] == "job"]
     assert any(u["gpu"] for u in singles)  # the GPU jobs are there, each on its own
     longest_single = max(u["runtime"] for u in singles)
@@ -130,4 +134,4 @@ def test_bundles_are_cpu_only_and_fit_a_cpu_node(grouped):
         assert max(m["mem_mb"] for m in members) <= u["mem_mb"] <= sum(m["mem_mb"] for m in members), u
         assert max(m["runtime"] for m in members) <= u["runtime"] <= sum(m["runtime"] for m in members), u
         assert u["cpus"] <= MAX_CPUS and u["mem_mb"] <= MAX_MEM_MB, u
-        assert u["runtime"] <= longest_single, u
+        assert u["runtime"] <= max(longest_single, 60), u  # no longer than an hour or the longest single job

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from smattn.p1.images.networks import architecture, layers_heads
+
 #: copies of a job's dominant arrays held at its peak (inputs, temporaries of a vectorised step): memory models
 ARRAY_COPIES = 2.0
 PAPER_TOKENS = 48  # tokens per image-task sequence (2 x 16 patches + 16 query patches, P1 App. C)
@@ -28,13 +30,11 @@ def _n(x) -> int:
 
 
 def gd_model(p: Mapping, model: str) -> tuple[int, int, int, int]:
-    """(layers, heads, width N, query/key dimension G) of an image-task GD model (rules/p1_images.smk)."""
+    """(layers, heads, width N, query/key dimension G) of an image-task GD network (rules/p1_images.smk; a seed
+    study's network, ``L2H4-seed43``, has its architecture's)."""
     i = p["p1_images"]
-    return {
-        "L2H4": (2, 4, i["gd_width"], i["gd_qk_dim"]),
-        "L3H3": (3, 3, i["gd_width"], i["gd_qk_dim"]),
-        "L2H8": (2, 8, i["gd_width"], i["gd_qk_dim_h8"]),
-    }[model]
+    L, H = layers_heads(model)
+    return L, H, i["gd_width"], i["gd_qk_dim_h8" if architecture(model) == "L2H8" else "gd_qk_dim"]
 
 
 def forward_flops(
@@ -85,7 +85,7 @@ def _work_export(p, wc):
 
 
 def _paths(model: str) -> int:
-    L, H = int(model[1]), int(model[3:])
+    L, H = layers_heads(model)
     return H**L
 
 
@@ -321,6 +321,7 @@ UNIT_FROM = {
     "p2_trec_sweep": "p2_fig3_right",
     "p2_trec_lr_run": "p2_trec_run",
     "p2_trec_lr": "p2_fig3_right",
+    "p1_images_network_seeds": "p1_fig3b",
 }
 
 

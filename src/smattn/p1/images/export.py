@@ -6,9 +6,9 @@ QK-style attention, scale 1/sqrt(G), softmax over keys); value weights ``WV`` [L
 
 * ``x_train`` [P, 48, 192], ``y_train`` [P]: the first P/2 training tasks with y = +1, then the first P/2 with
   y = -1, among ``n_train_pool`` tasks drawn from the training classes with seed ``seed``;
-* ``x_{omniglot,mnist,fashion}`` [n_test, 48, 192], ``y_*``: balanced test sets (first n_test/2 with y = +1, then
-  first n_test/2 with y = -1) from ``n_test_pool`` Omniglot test-class tasks and from the full MNIST /
-  Fashion-MNIST 0-vs-1 sequence sets.
+* ``x_{omniglot,mnist,fashion}`` [n, 48, 192], ``y_*``: balanced test sets (the first n/2 with y = +1, then the
+  first n/2 with y = -1; n = n_omniglot for Omniglot, n_test for the others) from ``n_test_pool`` Omniglot
+  test-class tasks and from the full MNIST / Fashion-MNIST 0-vs-1 sequence sets.
 
 Sequences are stored float32 (as the reference exported them); the theory converts to float64.
 """
@@ -81,12 +81,22 @@ def ood_validation_set(store: dict, seed: int, name: str) -> tuple[np.ndarray, n
 
 
 def export_for_theory(
-    model: AttentionPathsTransformer, store: dict, seed: int, P: int, n_test: int, n_train_pool: int, n_test_pool: int
+    model: AttentionPathsTransformer,
+    store: dict,
+    seed: int,
+    P: int,
+    n_test: int,
+    n_train_pool: int,
+    n_test_pool: int,
+    n_omniglot: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """Arrays of the export (see module docstring), plus ``U_gd`` [H^L, H^L], ``labels`` and ``positions``."""
-    if n_train_pool < P or n_test_pool < n_test:
+    """Arrays of the export (see module docstring), plus ``U_gd`` [H^L, H^L], ``labels`` and ``positions``.
+    ``n_omniglot``: the size of the balanced Omniglot test set (default ``n_test``, the size of the MNIST and
+    Fashion-MNIST ones, which their test images cap at 1960)."""
+    n_omniglot = n_test if n_omniglot is None else int(n_omniglot)
+    if n_train_pool < P or n_test_pool < n_omniglot:
         raise ValueError(
-            f"export_for_theory: pools ({n_train_pool}, {n_test_pool}) smaller than P={P} / n_test={n_test}"
+            f"export_for_theory: pools ({n_train_pool}, {n_test_pool}) smaller than P={P} / n_omniglot={n_omniglot}"
         )
     labels, pos = sequence_context(seed)
     tb = TaskSampler(store["train_images"], labels, pos).sample(
@@ -95,7 +105,7 @@ def export_for_theory(
     idx = balanced_subset(tb.y, P)
     out = {"x_train": tb.x[idx], "y_train": tb.y[idx]}
     xo, yo = omniglot_test_tasks(store, seed, n_test_pool)
-    idx = balanced_subset(yo, n_test)
+    idx = balanced_subset(yo, n_omniglot)
     out["x_omniglot"], out["y_omniglot"] = xo[idx], yo[idx]
     for name in ("mnist", "fashion"):
         x, y = ood_set(store, seed, name)
