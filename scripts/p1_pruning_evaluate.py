@@ -77,6 +77,9 @@ def main(io):
     for k, by_set in ev.subset_p.items():  # the theory's k-head pruning ranked among all k-head prunings
         for s, v in by_set.items():
             m[f"p1.prune.subset_p[model={name}][set={s}][k={fmt_id(k)}]"] = v
+    for k, by_set in ev.oracle_subset_p.items():  # the oracle's k-head pruning ranked the same way
+        for s, v in by_set.items():
+            m[f"p1.prune.oracle_subset_p[model={name}][set={s}][k={fmt_id(k)}]"] = v
         print(f"k = {k}: share of all {k}-head prunings at least as accurate as the theory's: {by_set}", flush=True)
     # do the theory's head scores order the single-head ID drops? Spearman's rho with its permutation null
     drops = [ev.drop_single(h, "omniglot") for h in ev.order]

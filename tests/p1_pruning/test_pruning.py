@@ -1,5 +1,7 @@
 """Head scores and pruning (docs/p1_images.md#pruning)."""
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 import torch
@@ -318,3 +320,14 @@ def test_evaluate_pruning_oracle_against_forward_passes(data):
     assert r["order"]["b"] == [head_label(h) for h in order] and r["drop_ci"]["b"][2] == list(ev.oracle_ci["b"][2])
     with pytest.raises(ValueError, match="no test set"):
         evaluate_pruning(model, sets, U, (3, 3), _predict, 1, 0, boot, validation={"c": (xv, yv)})
+    # rank_k: the oracle's 2-head pruning ranked among every admissible 2-head pruning by forward passes on "b"
+    ranked = evaluate_pruning(model, sets, U, (3, 3), _predict, 2, 1, boot, rank_k=[2], validation={"b": (xv, yv)})
+    acc = {}
+    for sub in combinations(heads_all, 2):
+        if all(sum(h[0] == l for h in sub) < 3 for l in (1, 2)):
+            model.set_pruned_heads(as_mask_dict(list(sub)))
+            acc[sub] = np.mean(np.sign(_predict(model, xb)) == yb)
+            model.set_pruned_heads(None)
+    ref = acc[tuple(sorted(ev.oracle_steps["b"][2]))]
+    assert ranked.oracle_subset_p == {2: {"b": pytest.approx(np.mean([a >= ref - 1e-12 for a in acc.values()]))}}
+    assert set(ranked.subset_p[2]) == {"omniglot", "b"}

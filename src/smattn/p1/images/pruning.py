@@ -227,7 +227,9 @@ class PruningEvaluation:
     Oracle (only for the sets given validation data): n_val {set: validation examples}; val_single_drop {set: {head:
     drop on the validation set}}; oracle_order {set: [Head]} (``oracle_order`` of those drops); oracle_steps {set:
     cumulative pruned sets}; oracle {set: [accuracy on the test set at k]}; correct_oracle {set: [bool [n] at k]};
-    oracle_ci {set: [(low, high) of base - oracle[k]]}, from the same bootstrap resamples as theory_ci.
+    oracle_ci {set: [(low, high) of base - oracle[k]]}, from the same bootstrap resamples as theory_ci;
+    oracle_subset_p {k: {set: share of the admissible k-head prunings at least as accurate as the oracle's on the test
+    set}}, beside subset_p's share for the theory's.
     """
 
     heads: tuple[int, ...]
@@ -249,6 +251,7 @@ class PruningEvaluation:
     single_ci: dict[Head, dict[str, tuple[float, float]]]
     theory_ci: list[dict[str, tuple[float, float]]]
     subset_p: dict[int, dict[str, float]] = field(default_factory=dict)
+    oracle_subset_p: dict[int, dict[str, float]] = field(default_factory=dict)
     n_val: dict[str, int] = field(default_factory=dict)
     val_single_drop: dict[str, dict[Head, float]] = field(default_factory=dict)
     oracle_order: dict[str, list[Head]] = field(default_factory=dict)
@@ -345,8 +348,13 @@ def subset_rank_p(acc: Callable, subsets: Sequence[Sequence[Head]], pruned: Sequ
 
     acc(pruned) -> {set: accuracy}. For a pruned set drawn uniformly from ``subsets`` this share is at most a with
     probability at most a: the rate at which a random pruning passes ``p <= a`` (ties count against ``pruned``)."""
-    ref = acc(list(pruned))
     accs = [acc(list(sub)) for sub in progress(subsets, desc="all prunings of one size", unit="set")]
+    return rank_share(accs, acc(list(pruned)))
+
+
+def rank_share(accs: Sequence[Mapping[str, float]], ref: Mapping[str, float]) -> dict[str, float]:
+    """{set: share of the accuracies ``accs`` (one {set: accuracy} per pruning) at least ``ref[set]``}, ties
+    counting against ``ref`` (:func:`subset_rank_p` on accuracies already computed)."""
     return {s: float(np.mean([a[s] >= ref[s] - 1e-12 for a in accs])) for s in ref}
 
 
@@ -442,11 +450,15 @@ def evaluate_pruning(
         if orc:
             j0 = len(hs) + len(theory_steps)
             oracle_ci[s] = [(float(ci[j0 + k, 0]), float(ci[j0 + k, 1])) for k in range(len(orc))]
-    subset_p = {
-        int(k): subset_rank_p(acc, admissible_subsets(list(scores), heads, int(k)), theory_steps[int(k)])
-        for k in rank_k
-        if int(k) < len(theory_steps)
-    }
+    subset_p: dict[int, dict[str, float]] = {}
+    oracle_subset_p: dict[int, dict[str, float]] = {}
+    for k in (int(k) for k in rank_k if int(k) < len(theory_steps)):
+        subsets = admissible_subsets(list(scores), heads, k)
+        accs = [acc(list(sub)) for sub in progress(subsets, desc="all prunings of one size", unit="set")]
+        subset_p[k] = rank_share(accs, acc(list(theory_steps[k])))
+        oracle_subset_p[k] = {
+            s: rank_share(accs, acc(list(st[k])))[s] for s, st in orc_steps.items() if s in sets and k < len(st)
+        }
     return PruningEvaluation(
         heads=heads,
         n={s: len(v[1]) for s, v in sets.items()},
@@ -467,6 +479,7 @@ def evaluate_pruning(
         single_ci=single_ci,
         theory_ci=theory_ci,
         subset_p=subset_p,
+        oracle_subset_p=oracle_subset_p,
         n_val={s: len(v[1]) for s, v in val_contrib.items()},
         val_single_drop=val_drop,
         oracle_order=orc_order,
