@@ -40,6 +40,9 @@ def main(io):
             for s in TEST_SETS:
                 for rule, fn in (("authors", gain_authors_rule), ("held_out", gain_held_out)):
                     g, se = fn(th, s, N)
+                    # two lines that agree on every task have a paired se of 0, which no spread can be weighed
+                    # against; it is taken as the se of one discordant task among n, exactly 1 / n
+                    se = max(se, 1.0 / len(th[f"y_{s}"]))
                     gains[s][rule].append((g, se))
                     name = "gain" if rule == "authors" else "gain_held_out"
                     m[f"p1.img.net.{name}[net={net}][set={s}]{at}"] = g
