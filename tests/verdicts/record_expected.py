@@ -77,8 +77,9 @@ def main(argv: list[str]) -> int:
     kept = [e for e in old_items or [] if e["group"] not in groups]
     OUT.write_text(
         "# The status of every claims row at laptop scale, by group (tests/verdicts/test_verdicts.py).\n"
-        "# The p1_images and p1_pruning statuses are those of one laptop network on the CPU that recorded them;\n"
-        "# other CPU kinds train networks whose image-task statuses differ (docs/p1_images.md#training-loop).\n"
+        "# The p1_images and p1_pruning statuses are those of one laptop network, recorded on the project's machines\n"
+        "# (docs/scales.md#the-projects-machines); other CPU kinds train networks whose image-task statuses differ\n"
+        "# (docs/p1_images.md#training-loop).\n"
         + yaml.safe_dump(kept + items, sort_keys=False, allow_unicode=True, width=120),
         encoding="utf-8",
     )
