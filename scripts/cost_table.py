@@ -11,6 +11,7 @@ from smattn.costs import (
     human_duration,
     job_cost,
     plan_check,
+    run_cpu_s,
     schedule,
     write_cost_tables,
 )
@@ -39,8 +40,14 @@ def main(io):
     o = io.output
     # the machine this job runs on: the run's machine under the local profile (on a cluster, the node of this job)
     machine = describe_machine()
-    groups = write_cost_tables(jobs, io.params.scale, o.jobs, o.groups, o.html, o.readme, sched, machine)
+    # the whole run's CPU as the kernel counts it: Snakemake's process and every job of this invocation that ended
+    run_cpu = run_cpu_s()
+    groups = write_cost_tables(jobs, io.params.scale, o.jobs, o.groups, o.html, o.readme, sched, machine, run_cpu)
     print(f"machine: {machine}")
+    print(
+        "CPU of the Snakemake process and every process it waited for: "
+        + ("n/a" if run_cpu is None else f"{run_cpu:.1f} s")
+    )
     total = groups[-1]
     cpu = "n/a" if total.cpu_s is None else f"{total.cpu_s:.1f} s"
     print(f"{total.jobs} jobs in {len(groups) - 1} groups, summed: wall {total.wall_s:.1f} s, CPU {cpu}")

@@ -7,6 +7,8 @@
 * ``tables`` — the cost tables written (CSV, HTML, the scales table's Markdown) and the measured CPU time of each job
   against the plan's projection (``plan_check``).
 * ``machine`` — the machine a run was measured on, in one line (``describe_machine``).
+* ``process`` — the whole local run's CPU as the kernel counts it, Snakemake and every process it waited for
+  (``run_cpu_s``), which the jobs' benchmarks undercount.
 * ``work`` — the work and memory models: the size of a job of each rule (FLOPs, draws x nodes x iterations, ...; MB
   of its dominant arrays) from the run's resolved parameters.
 * ``units`` — unit costs (``UnitCost``): seconds per unit of work and MB per memory unit of each rule on a CPU or a
@@ -53,6 +55,7 @@ from .plan import (
     request,
     runtime_bounds,
 )
+from .process import run_cpu_s
 from .schedule import Schedule, critical_path, ideal_time, schedule
 from .tables import (
     CHECK_COLUMNS,
@@ -153,6 +156,7 @@ __all__ = [
     "readme_table",
     "request",
     "run_jobs",
+    "run_cpu_s",
     "runtime_bounds",
     "schedule",
     "schedule_text",

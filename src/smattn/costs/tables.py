@@ -115,11 +115,17 @@ def costs_html(
 
 
 def readme_cell(
-    jobs: Sequence[JobCost], groups: Sequence[GroupCost], sched: Schedule | None = None, machine: str | None = None
+    jobs: Sequence[JobCost],
+    groups: Sequence[GroupCost],
+    sched: Schedule | None = None,
+    machine: str | None = None,
+    run_cpu_s: float | None = None,
 ) -> str:
     """The timing cell of the scales table (docs/scales.md), one short line: jobs, elapsed time (with the critical
     path and the ideal time on the run's cores), CPU time, peak memory, and the machine
-    (:func:`smattn.costs.machine.describe_machine`) when given."""
+    (:func:`smattn.costs.machine.describe_machine`) when given. ``run_cpu_s``: the whole run's CPU as the kernel counts
+    it (:func:`smattn.costs.process.run_cpu_s`), shown beside the jobs' own where it is at least theirs (a smaller
+    count did not see the jobs: a cluster, or jobs of an earlier invocation)."""
     total = groups[-1] if groups else aggregate(TOTAL, [])
     wall = human_duration(span_s(jobs))
     if sched is not None:
@@ -129,7 +135,11 @@ def readme_cell(
         )
     rss = "n/a" if total.max_rss_mb is None else f"{total.max_rss_mb / 1024:.1f} GB"
     on = f", on {machine}" if machine else ""
-    return f"{len(jobs)} jobs: {wall}, {human_duration(total.cpu_s)} CPU, peak {rss}{on}"
+    cpu = f"{human_duration(total.cpu_s)} CPU"
+    if run_cpu_s is not None and total.cpu_s is not None and run_cpu_s >= total.cpu_s:
+        whole = human_duration(run_cpu_s)
+        cpu = f"{human_duration(total.cpu_s)} CPU in the jobs ({whole} with Snakemake and every process)"
+    return f"{len(jobs)} jobs: {wall}, {cpu}, peak {rss}{on}"
 
 
 def readme_table(
@@ -138,8 +148,10 @@ def readme_table(
     scale: str,
     sched: Schedule | None = None,
     machine: str | None = None,
+    run_cpu_s: float | None = None,
 ) -> str:
-    """Markdown for docs/scales.md: the scales table's timing cell for ``scale`` and a per-group table."""
+    """Markdown for docs/scales.md: the scales table's timing cell for ``scale`` (``readme_cell``) and a per-group
+    table."""
     per_group = [g for g in groups if g.group != TOTAL]
     total = groups[-1] if groups else aggregate(TOTAL, [])
     by_wall = sorted(per_group, key=lambda g: g.wall_s, reverse=True)
@@ -157,7 +169,7 @@ def readme_table(
     lines = [
         f"Timing cell of the scales table (scale `{scale}`):",
         "",
-        readme_cell(jobs, groups, sched, machine),
+        readme_cell(jobs, groups, sched, machine, run_cpu_s),
         "",
         detail,
         "",
@@ -182,14 +194,16 @@ def write_cost_tables(
     markdown_path: str | os.PathLike,
     sched: Schedule | None = None,
     machine: str | None = None,
+    run_cpu_s: float | None = None,
 ) -> list[GroupCost]:
     """Write jobs.csv, groups.csv, the HTML page and the scales-table snippet (each atomically); return the group rows.
-    ``machine``: the line that names the machine the jobs ran on (:func:`smattn.costs.machine.describe_machine`)."""
+    ``machine``: the line that names the machine the jobs ran on (:func:`smattn.costs.machine.describe_machine`);
+    ``run_cpu_s``: the whole run's CPU (``readme_cell``)."""
     groups = group_costs(jobs)
     sio.write_csv(jobs_csv, JOB_COLUMNS, job_rows(jobs))
     sio.write_csv(groups_csv, GROUP_COLUMNS, group_rows(groups))
     sio.write_text(html_path, costs_html(jobs, groups, scale, sched, machine))
-    sio.write_text(markdown_path, readme_table(jobs, groups, scale, sched, machine))
+    sio.write_text(markdown_path, readme_table(jobs, groups, scale, sched, machine, run_cpu_s))
     return groups
 
 
