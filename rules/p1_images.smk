@@ -320,11 +320,13 @@ rule p1_fig6:
 
 
 rule p1_images_network_seeds:
-    """Figs. 3b, 6 and the temperature trend over several networks of each architecture (docs/p1_images.md#network-seeds):
-    every network's gain over the GP at N = 10 with the authors' temperatures and with temperatures chosen on a
-    held-out half, their mean and spread over the networks, and the power of one network's row."""
+    """Figs. 3b, 3c, 6 and the temperature trend over several networks of each architecture
+    (docs/p1_images.md#network-seeds): every network's gain over the GP at N = 10 with the authors' temperatures and
+    with temperatures chosen on a held-out half, their mean and spread over the networks, the power of one network's
+    row, and the networks' combined test of the signs of U (theory vs GD)."""
     input:
         **{m: expand("results/p1_images/{net}/theory.npz", net=P1I_NETWORKS[m]) for m in P1I_SEEDED},
+        **{f"{m}_exports": expand("results/p1_images/{net}/export.npz", net=P1I_NETWORKS[m]) for m in P1I_SEEDED},
     output:
         table="results/p1_images/network_seeds.csv",
         metrics="results/metrics/p1_images/network_seeds.json",
@@ -345,5 +347,6 @@ rule p1_images_network_seeds:
         N=10,
         bootstrap_resamples=P1I["bootstrap_resamples"],
         bootstrap_seed=P1I["bootstrap_seed"],
+        sign_null_permutations=P1I["sign_null_permutations"],
     script:
         "../scripts/p1_images_network_seeds.py"

@@ -1,8 +1,9 @@
 """The seed study of Figs. 3b, 6 and the temperature trend (docs/p1_images.md#network-seeds): for every network of
 each seeded architecture, the theory's gain over the GP line at width N on each test set, with the authors'
 temperatures (chosen on the Omniglot test set) and with temperatures chosen on a held-out half, and the Spearman
-trend of the selected temperature with N; per architecture, their mean and spread over the networks and the power of
-one network's row (a one-sided test at the ledger's K standard errors)."""
+trend of the selected temperature with N, and the agreement of the signs of U between the theory (width N, selected
+temperature) and the GD network (Fig. 3c); per architecture, their mean and spread over the networks, the power of
+one network's row (a one-sided test at the ledger's K standard errors) and the networks' combined sign test."""
 
 import numpy as np
 
@@ -17,11 +18,18 @@ def main(io):
         gain_held_out,
         min_detectable_effect,
         power,
+        signs_over_networks,
         spread_over_networks,
     )
     from smattn.p1.images.networks import network_seed
     from smattn.p1.images.theory_grid import TEST_SETS
     from smattn.p1.images.uncertainty import temperature_trend
+
+    def _width(th, N):  # index of width N in the theory's grid
+        widths = [float(w) for w in th["widths"]]
+        if N not in widths:
+            raise ValueError(f"width N = {N} is not among the theory's widths {widths}")
+        return widths.index(N)
 
     p = io.params
     N = float(p.N)
@@ -33,10 +41,15 @@ def main(io):
         if len(files) != len(nets) or len(nets) < 2:
             raise ValueError(f"{arch}: {len(files)} theory files for the networks {nets} (the study needs >= 2)")
         gains = {s: {"authors": [], "held_out": []} for s in TEST_SETS}
-        rhos = []
-        for net, path in zip(nets, files, strict=True):
+        exports = list(getattr(io.input, f"{arch}_exports"))
+        if len(exports) != len(nets):
+            raise ValueError(f"{arch}: {len(exports)} export files for the networks {nets}")
+        rhos, sign_pairs = [], []
+        for net, path, export in zip(nets, files, exports, strict=True):
             th = dict(np.load(path))
             seed = network_seed(net, p.main_seed)
+            with np.load(export) as ex:
+                sign_pairs.append((th["U_selected"][_width(th, N)], ex["U_gd"]))
             for s in TEST_SETS:
                 for rule, fn in (("authors", gain_authors_rule), ("held_out", gain_held_out)):
                     g, se = fn(th, s, N)
@@ -57,6 +70,17 @@ def main(io):
                 rows.append([arch, net, seed, "omniglot", "T_trend_rho", trend.rho, trend.rho_se])
         key = f"[model={arch}]"
         m[f"p1.img.seeds.n_networks{key}"] = len(nets)
+        signs = signs_over_networks(sign_pairs, int(p.sign_null_permutations), boot[1])
+        for net, null, z in zip(nets, signs.nulls, signs.z, strict=True):
+            m[f"p1.img.net.U_sign_agreement[net={net}]"] = null.observed
+            m[f"p1.img.net.U_sign_agreement_z[net={net}]"] = z
+            rows.append([arch, net, network_seed(net, p.main_seed), "omniglot", "U_sign_agreement_z", z, 1.0])
+        m[f"p1.img.seeds.U_sign_agreement_z{key}"] = signs.combined_z
+        m[f"p1.img.seeds.U_sign_agreement_p{key}"] = signs.combined_p
+        print(
+            f"{arch} signs of U, theory vs GD: agreements {[round(n.observed, 4) for n in signs.nulls]}, "
+            f"z {np.round(signs.z, 2).tolist()}, combined z {signs.combined_z:.2f} (p {signs.combined_p:.3g})"
+        )
         for s in TEST_SETS:
             for rule, name in (("authors", "gain"), ("held_out", "gain_held_out")):
                 g, se = np.array(gains[s][rule]).T

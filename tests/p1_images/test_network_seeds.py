@@ -10,6 +10,7 @@ from smattn.p1.images.network_seeds import (
     gain_held_out,
     min_detectable_effect,
     power,
+    signs_over_networks,
     spread_over_networks,
 )
 from smattn.p1.images.networks import architecture, layers_heads, network_name, network_seed
@@ -170,3 +171,44 @@ def test_network_names():
     for bad in ("L4H4", "L2H4-seed", "L2H4seed43", "l2h4"):
         with pytest.raises(ValueError, match="not an image-task network"):
             architecture(bad)
+
+
+def _random_symmetric(rng, H: int) -> np.ndarray:
+    a = rng.standard_normal((H, H))
+    return a + a.T
+
+
+def test_signs_over_networks_combine_to_a_standard_normal_under_the_null():
+    """GD matrices drawn independently of the theory's (exchangeable paths): each network's standardised agreement is
+    about N(0, 1), so Stouffer's combination over 3 networks has mean 0 and sd 1 over 150 studies."""
+    rng = np.random.default_rng(7)
+    combined = []
+    for i in range(150):
+        U_th = _random_symmetric(rng, 8)
+        pairs = [(U_th, _random_symmetric(rng, 8)) for _ in range(3)]
+        combined.append(signs_over_networks(pairs, 100, seed=i).combined_z)
+    combined = np.array(combined)
+    assert abs(combined.mean()) < 4 / np.sqrt(combined.size)
+    assert 0.8 < combined.std(ddof=1) < 1.2
+
+
+def test_signs_over_networks_of_identical_networks_add_as_stouffer():
+    """k networks whose GD estimate is the theory's U itself: every agreement is 1 with the same null, so the
+    combined z is sqrt(k) times each network's, and its p the normal tail there."""
+    rng = np.random.default_rng(3)
+    U = _random_symmetric(rng, 6)
+    res = signs_over_networks([(U, U.copy()) for _ in range(4)], 500, seed=1)
+    assert all(n.observed == 1.0 for n in res.nulls)
+    z = (1.0 - res.nulls[0].null_mean) / res.nulls[0].null_sd
+    assert res.z == pytest.approx((z,) * 4)
+    assert res.combined_z == pytest.approx(2.0 * z)
+    assert res.combined_p == pytest.approx(stats.norm.sf(2.0 * z))
+    with pytest.raises(ValueError, match=">= 2 networks"):
+        signs_over_networks([(U, U)], 10, seed=0)
+    # every off-diagonal entry of the theory's positive (a smoke-scale theory): each relabelling agrees alike, no
+    # evidence either way, whatever the float rounding of the null's sd
+    pos = np.abs(U) + 1.0
+    flat = signs_over_networks([(pos, _random_symmetric(rng, 6)), (U, U)], 200, seed=1)
+    assert (
+        flat.nulls[0].null_sd == 0.0 and flat.z[0] == 0.0 and flat.combined_z == pytest.approx(flat.z[1] / np.sqrt(2))
+    )

@@ -16,6 +16,9 @@ theory and ``gp_f_<set>`` [gp temperatures, tasks] of the GP line, with the labe
   differ by more than their test-task errors, the between-network standard deviation that the excess implies
   (DerSimonian-Laird), and the random-effects mean gain with its standard error (each network weighted by its test
   error plus the between-network variance: the error of the architecture's gain, not of one network's).
+* :func:`signs_over_networks`: Fig. 3c over the networks: each network's agreement of the signs of U between the
+  theory and its GD estimate, standardised against the relabelling null (``uncertainty.sign_agreement_null``), and
+  Stouffer's combination of the networks' standardised agreements, the architecture's test.
 * :func:`power` and :func:`min_detectable_effect`: what one network's row can see: a one-sided test at ``k_sigma``
   standard errors detects a true gain ``effect`` with probability Phi(effect / se - k_sigma), so the effect it detects
   at 80 % power is (k_sigma + z_0.8) se.
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from smattn.p1.images.uncertainty import paired_difference, select_first_best
+from smattn.p1.images.uncertainty import NullSummary, paired_difference, select_first_best, sign_agreement_null
 
 
 def _correct(f: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -133,3 +136,37 @@ def min_detectable_effect(se: float, k_sigma: float, target_power: float = 0.8) 
     if not se > 0 or not 0 < target_power < 1:
         raise ValueError(f"min_detectable_effect: need se > 0 and 0 < power < 1, got {se}, {target_power}")
     return float((k_sigma + stats.norm.ppf(target_power)) * se)
+
+
+#: a relabelling null's sd at or below this is float rounding, not spread (``signs_over_networks``)
+_NO_SPREAD = 1e-9
+
+
+@dataclass(frozen=True)
+class SignsOverNetworks:
+    """The sign agreement of k networks (:func:`signs_over_networks`).
+
+    nulls: each network's agreement against its relabelling null [k]; z: each network's standardised agreement
+    (observed - null mean) / null sd [k], about N(0, 1) where the signs agree by chance (0 where the null has no
+    spread: every relabelling agrees alike, so the network holds no evidence); combined_z: Stouffer's
+    sum z / sqrt(k), N(0, 1) where every network's do; combined_p: its one-sided P(N(0, 1) >= combined_z)."""
+
+    nulls: tuple[NullSummary, ...]
+    z: tuple[float, ...]
+    combined_z: float
+    combined_p: float
+
+
+def signs_over_networks(pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_permutations: int, seed) -> SignsOverNetworks:
+    """Sign agreement of U between the theory and the GD network for each of k >= 2 networks: pairs [k] of
+    (U_theory [H, H], U_gd [H, H]); each null from ``n_permutations`` relabellings drawn with the same ``seed`` (so
+    the main network's numbers are those of the Fig. 3c rule)."""
+    if len(pairs) < 2:
+        raise ValueError(f"signs_over_networks: need >= 2 networks, got {len(pairs)}")
+    nulls = tuple(sign_agreement_null(a, b, n_permutations, seed) for a, b in pairs)
+    # a null without spread (every relabelling agrees alike, e.g. all of one matrix's entries of one sign: a smoke-scale
+    # theory) holds no evidence: z = 0. Agreements are multiples of 1 / (H (H - 1) / 2), so a real spread is far above
+    # the float rounding (~1e-16) that such a null's sd shows
+    z = tuple((n.observed - n.null_mean) / n.null_sd if n.null_sd > _NO_SPREAD else 0.0 for n in nulls)
+    combined = float(np.sum(z) / np.sqrt(len(z)))
+    return SignsOverNetworks(nulls, z, combined, float(stats.norm.sf(combined)))
