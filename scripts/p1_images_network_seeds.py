@@ -20,16 +20,11 @@ def main(io):
         power,
         signs_over_networks,
         spread_over_networks,
+        theory_U,
     )
     from smattn.p1.images.networks import network_seed
     from smattn.p1.images.theory_grid import TEST_SETS
     from smattn.p1.images.uncertainty import temperature_trend
-
-    def _width(th, N):  # index of width N in the theory's grid
-        widths = [float(w) for w in th["widths"]]
-        if N not in widths:
-            raise ValueError(f"width N = {N} is not among the theory's widths {widths}")
-        return widths.index(N)
 
     p = io.params
     N = float(p.N)
@@ -49,7 +44,7 @@ def main(io):
             th = dict(np.load(path))
             seed = network_seed(net, p.main_seed)
             with np.load(export) as ex:
-                sign_pairs.append((th["U_selected"][_width(th, N)], ex["U_gd"]))
+                sign_pairs.append((theory_U(th, N), ex["U_gd"]))
             for s in TEST_SETS:
                 for rule, fn in (("authors", gain_authors_rule), ("held_out", gain_held_out)):
                     g, se = fn(th, s, N)

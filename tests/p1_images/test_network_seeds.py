@@ -12,6 +12,7 @@ from smattn.p1.images.network_seeds import (
     power,
     signs_over_networks,
     spread_over_networks,
+    theory_U,
 )
 from smattn.p1.images.networks import architecture, layers_heads, network_name, network_seed
 from smattn.p1.images.theory_grid import TEST_SETS
@@ -212,3 +213,11 @@ def test_signs_over_networks_of_identical_networks_add_as_stouffer():
     assert (
         flat.nulls[0].null_sd == 0.0 and flat.z[0] == 0.0 and flat.combined_z == pytest.approx(flat.z[1] / np.sqrt(2))
     )
+
+
+def test_theory_U_is_the_selected_matrix_at_the_width():
+    U = np.arange(2 * 9, dtype=float).reshape(2, 3, 3)
+    th = {"widths": np.array([10.0, 100.0]), "U_selected": U}
+    assert np.array_equal(theory_U(th, 100), U[1]) and np.array_equal(theory_U(th, 10.0), U[0])
+    with pytest.raises(ValueError, match="width N = 50"):
+        theory_U(th, 50)

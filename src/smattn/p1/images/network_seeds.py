@@ -48,6 +48,12 @@ def _width_index(th: Mapping, N: float) -> int:
     return widths.index(float(N))
 
 
+def theory_U(th: Mapping, N: float) -> np.ndarray:
+    """The theory's order parameter U [H_tot, H_tot] at width N and its selected temperature (``U_selected``), the
+    matrix Fig. 3c draws."""
+    return np.asarray(th["U_selected"][_width_index(th, N)])
+
+
 def gain_authors_rule(th: Mapping, test_set: str, N: float) -> tuple[float, float]:
     """(gain, se) at width N on ``test_set``: theory at its selected temperature ``T_selected`` minus the GP line at
     ``gp_T_selected`` (both chosen on the Omniglot test set), paired over the tasks."""
