@@ -101,6 +101,19 @@ def test_sign_agreement_null_against_all_relabellings():
     assert res.p_value == pytest.approx(np.mean(exact >= res.observed), abs=0.01)
 
 
+def test_sign_agreement_null_of_one_signed_matrix_has_no_spread():
+    """A matrix whose off-diagonal entries are all positive (a smoke-scale theory's U) agrees with every relabelling
+    of another alike, in the fraction of the other's positive entries (here 54 of 120, whose float mean over 1000
+    copies is not exact): the null's sd is exactly 0 and its mean that fraction."""
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((16, 16))
+    B = M + M.T
+    res = sign_agreement_null(np.abs(B) + 1.0, B, 1000, 0)
+    upper = B[np.triu_indices(16, k=1)]
+    assert res.null_sd == 0.0
+    assert res.null_mean == res.observed == np.mean(upper > 0) == 54 / 120
+
+
 def test_rank_correlation_exact_null_by_enumeration():
     x = np.array([0.1, 0.4, 0.35, 0.8, 0.9, 0.2])
     y = np.array([1.0, 3.0, 2.0, 5.0, 4.0, 2.5])

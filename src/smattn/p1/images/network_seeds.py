@@ -144,10 +144,6 @@ def min_detectable_effect(se: float, k_sigma: float, target_power: float = 0.8) 
     return float((k_sigma + stats.norm.ppf(target_power)) * se)
 
 
-#: a relabelling null's sd at or below this is float rounding, not spread (``signs_over_networks``)
-_NO_SPREAD = 1e-9
-
-
 @dataclass(frozen=True)
 class SignsOverNetworks:
     """The sign agreement of k networks (:func:`signs_over_networks`).
@@ -171,8 +167,7 @@ def signs_over_networks(pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_permut
         raise ValueError(f"signs_over_networks: need >= 2 networks, got {len(pairs)}")
     nulls = tuple(sign_agreement_null(a, b, n_permutations, seed) for a, b in pairs)
     # a null without spread (every relabelling agrees alike, e.g. all of one matrix's entries of one sign: a smoke-scale
-    # theory) holds no evidence: z = 0. Agreements are multiples of 1 / (H (H - 1) / 2), so a real spread is far above
-    # the float rounding (~1e-16) that such a null's sd shows
-    z = tuple((n.observed - n.null_mean) / n.null_sd if n.null_sd > _NO_SPREAD else 0.0 for n in nulls)
+    # theory) holds no evidence: z = 0
+    z = tuple((n.observed - n.null_mean) / n.null_sd if n.null_sd > 0 else 0.0 for n in nulls)
     combined = float(np.sum(z) / np.sqrt(len(z)))
     return SignsOverNetworks(nulls, z, combined, float(stats.norm.sf(combined)))

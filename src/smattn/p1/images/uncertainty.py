@@ -146,7 +146,11 @@ def sign_agreement_null(U_a: np.ndarray, U_b: np.ndarray, n_permutations: int, s
         p = rng.permutation(H)
         null[i] = sign_agreement(U_a, U_b[np.ix_(p, p)])
     p_value = (np.count_nonzero(null >= obs - 1e-12) + 1) / (null.size + 1)
-    return NullSummary(obs, float(null.mean()), float(null.std(ddof=1)), float(p_value), int(null.size))
+    # mean and sd from the agreeing entries' counts, exact integers: a null whose relabellings all agree alike (a
+    # matrix whose entries share one sign) has sd exactly 0, not the rounding of fractions like 62/120
+    n = _upper(U_a).size
+    k = np.rint(null * n)
+    return NullSummary(obs, float(k.mean() / n), float(k.std(ddof=1) / n), float(p_value), int(null.size))
 
 
 def rank_correlation(x: Sequence[float], y: Sequence[float], n_resamples: int = 100_000, seed=0) -> NullSummary:
