@@ -29,8 +29,9 @@ from smattn.costs import read_unit_costs, request
 from smattn.data.registry import RAW_FILES
 from smattn.p1.images.networks import architecture, network_name, network_seed
 
-# JAX's persistent compilation cache for every job, keyed by jaxlib, CPU kind and XLA flags (smattn.compile_cache)
-os.environ.update(cache_environment(Path(".snakemake") / "jax-cache"))
+# JAX's persistent compilation cache for every job, keyed by jaxlib, CPU kind and XLA flags, under
+# .snakemake/jax-cache or $SMATTN_JAX_CACHE_ROOT (smattn.compile_cache)
+os.environ.update(cache_environment())
 
 SCHEMA = load_schema(workflow.source_path("../schemas/config.schema.yaml"))
 SCALE = config["scale"]

@@ -1,4 +1,7 @@
-"""Shared fixtures: the repository root and the raw-data mirror (SMATTN_DATA_MIRROR, else ../shared/data)."""
+"""Shared fixtures: the repository root, the raw-data mirror (SMATTN_DATA_MIRROR, else ../shared/data), and
+``requirement_missing`` (``missing_requirement``): how a test that needs something the machine lacks (the mirror,
+SLURM and root, Chromium) ends: skipped with the reason on a developer's machine, failed under CI (``CI=true``), where
+nothing may pass by being skipped."""
 
 from __future__ import annotations
 
@@ -53,12 +56,31 @@ def snakemake_in(cwd: Path, args: list[str], env_extra: dict | None = None, time
     )
 
 
+def under_ci(environ=None) -> bool:
+    """Whether this is a CI run (``CI`` set to true, 1 or yes, as CI services and ``.ci/run`` set it)."""
+    return (os.environ if environ is None else environ).get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def missing_requirement(reason: str):
+    """End the calling test (or fixture) because the machine lacks what ``reason`` names: ``pytest.fail`` under CI
+    (``under_ci``), ``pytest.skip`` elsewhere. Never returns."""
+    if under_ci():
+        pytest.fail(f"CI=true and this machine lacks a test's requirement: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 def mirror_dir() -> Path | None:
     env = os.environ.get("SMATTN_DATA_MIRROR")
     for cand in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
         if cand.is_dir():
             return cand
     return None
+
+
+@pytest.fixture(scope="session")
+def requirement_missing():
+    """``requirement_missing(reason)``: ``missing_requirement`` for tests and fixtures in other folders."""
+    return missing_requirement
 
 
 @pytest.fixture(scope="session")
@@ -80,10 +102,13 @@ def run_snakemake():
 
 @pytest.fixture(scope="session")
 def raw_data() -> Path:
-    """The folder of raw files laid out like ../shared/data; tests needing it skip, loudly, without it."""
+    """The folder of raw files laid out like ../shared/data; tests needing it skip, loudly, without it (fail under
+    CI: ``missing_requirement``)."""
     path = mirror_dir()
     if path is None:
-        pytest.skip("no raw-data mirror: set SMATTN_DATA_MIRROR or place the shared data folder beside the repo")
+        missing_requirement(
+            "no raw-data mirror: set SMATTN_DATA_MIRROR or place the shared data folder beside the repo"
+        )
     return path
 
 

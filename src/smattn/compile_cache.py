@@ -7,7 +7,9 @@ program, the compile options and the jax/jaxlib versions; an XLA:CPU executable 
 instruction set, which a cache folder shared between machines (a cluster's home directory) would not see, so the
 folder is ``<root>/jaxlib-<version>/<cpu key>`` with the CPU key a hash of the processor's model name, its flags
 and ``XLA_FLAGS``. ``cache_environment`` gives the environment variables JAX reads at import; the Snakefile sets them
-for every job unless the user set ``JAX_COMPILATION_CACHE_DIR`` (or ``SMATTN_JAX_CACHE=off``) already.
+for every job unless the user set ``JAX_COMPILATION_CACHE_DIR`` (or ``SMATTN_JAX_CACHE=off``) already. The root is
+``.snakemake/jax-cache`` in the working directory unless ``SMATTN_JAX_CACHE_ROOT`` names another (one root shared
+by several checkouts, as CI shares it between its test runs: the keyed folders below it stay apart).
 """
 
 from __future__ import annotations
@@ -46,11 +48,22 @@ def cache_dir(root: str | os.PathLike, environ=None) -> Path:
     return Path(root) / f"jaxlib-{version}" / cpu_key(environ)
 
 
-def cache_environment(root: str | os.PathLike, environ=None) -> dict[str, str]:
-    """Environment variables that turn on JAX's persistent cache in ``cache_dir(root)`` for every compilation
-    (JAX's defaults skip compilations under 1 s, which are most of the workflow's); {} when the environment already
-    names a cache folder or says ``SMATTN_JAX_CACHE=off``."""
+#: the root of the keyed folders when ``SMATTN_JAX_CACHE_ROOT`` names none (relative: in the working directory)
+DEFAULT_ROOT = Path(".snakemake") / "jax-cache"
+
+
+def cache_root(environ=None) -> Path:
+    """``SMATTN_JAX_CACHE_ROOT`` if set and not empty, else ``DEFAULT_ROOT``."""
     environ = os.environ if environ is None else environ
+    return Path(environ.get("SMATTN_JAX_CACHE_ROOT") or DEFAULT_ROOT)
+
+
+def cache_environment(root: str | os.PathLike | None = None, environ=None) -> dict[str, str]:
+    """Environment variables that turn on JAX's persistent cache in ``cache_dir(root)`` (``root`` None:
+    ``cache_root()``) for every compilation (JAX's defaults skip compilations under 1 s, which are most of the
+    workflow's); {} when the environment already names a cache folder or says ``SMATTN_JAX_CACHE=off``."""
+    environ = os.environ if environ is None else environ
+    root = cache_root(environ) if root is None else root
     if "JAX_COMPILATION_CACHE_DIR" in environ or environ.get("SMATTN_JAX_CACHE", "").lower() == "off":
         return {}
     return {

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from smattn.compile_cache import cache_dir, cache_environment
 
@@ -30,6 +31,15 @@ def test_folder_is_keyed_by_xla_flags_and_user_settings_win(tmp_path):
     assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"
     assert cache_environment(tmp_path, {"JAX_COMPILATION_CACHE_DIR": "/elsewhere"}) == {}
     assert cache_environment(tmp_path, {"SMATTN_JAX_CACHE": "off"}) == {}
+
+
+def test_root_from_the_environment(tmp_path):
+    """SMATTN_JAX_CACHE_ROOT moves the root, and the keyed folder below it is the same as under any root."""
+    moved = cache_environment(None, {"SMATTN_JAX_CACHE_ROOT": str(tmp_path)})
+    assert moved["JAX_COMPILATION_CACHE_DIR"] == str(cache_dir(tmp_path, {}).resolve())
+    default = Path(cache_environment(None, {})["JAX_COMPILATION_CACHE_DIR"])
+    assert default.parent.parent == (Path(".snakemake") / "jax-cache").resolve()
+    assert default.relative_to(default.parent.parent) == cache_dir(tmp_path, {}).relative_to(tmp_path)
 
 
 def test_a_second_process_hits_the_cache(tmp_path):

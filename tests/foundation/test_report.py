@@ -4,8 +4,10 @@ the claims page loads in a real (headless) browser with its table inside the win
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,10 +94,12 @@ def _chromium() -> str | None:
 
 
 @pytest.mark.parametrize("width", [1024, 1400])
-def test_claims_page_fits_the_window_in_a_headless_browser(tmp_path, width):
+def test_claims_page_fits_the_window_in_a_headless_browser(tmp_path, width, requirement_missing):
     browser = _chromium()
     if browser is None:
-        pytest.skip("no Chromium: install Debian's package (apt-get install -y chromium) to run the browser check")
+        requirement_missing(
+            "no Chromium: install Debian's package (apt-get install -y chromium) to run the browser check"
+        )
     page, n_rows = _claims_page(tmp_path)
     r = subprocess.run(
         [
@@ -117,3 +121,36 @@ def test_claims_page_fits_the_window_in_a_headless_browser(tmp_path, width):
     dom = r.stdout
     assert f'data-rows="{n_rows + 2}"' in dom, dom[:2000]  # two headers (claims, checks) + one row per row rendered
     assert 'data-fit="true"' in dom, "the claims table is wider than the window"
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_browser_check_without_chromium_skips_and_fails_under_ci(repo, ci):
+    """With no browser on the PATH (only this Python's folder), the check is skipped with the reason, or fails under
+    CI=true: a CI run cannot land with no browser coverage."""
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent), CI=ci)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "tests/foundation/test_report.py",
+            "-k",
+            "headless_browser",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    out = r.stdout + r.stderr
+    assert "no Chromium" in out and "passed" not in out, out
+    if ci:
+        assert r.returncode != 0 and "2 failed" in out, out
+    else:
+        assert r.returncode == 0 and "2 skipped" in out, out

@@ -36,6 +36,10 @@ def submissions(workdir: Path, *extra) -> dict:
     return json.loads(out.read_text())
 
 
+# the module's dry runs (4 s each) are built once, on one xdist worker
+pytestmark = pytest.mark.xdist_group("slurm_submissions")
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, copy_workflow):
     return copy_workflow(tmp_path_factory.mktemp("wf"))

@@ -227,9 +227,9 @@ def test_metrics_reproduce_the_published_trace_crossings(raw_data):
 
 @pytest.fixture(scope="module")
 def paper_size_runs(raw_data):
-    """4 of our SGD runs at the paper's sizes (d = 500, alpha = 15, lr 15, batch 200 x 3 steps, float32 like the
-    authors) for 10 epochs, and the authors' 8 published runs: C (layer, run, record) of each, and the teacher norm
-    |w_2|/sqrt(d)."""
+    """(Its tests share an xdist group: one worker builds it, 12 s.) 4 of our SGD runs at the paper's sizes (d = 500,
+    alpha = 15, lr 15, batch 200 x 3 steps, float32 like the authors) for 10 epochs, and the authors' 8 published runs:
+    C (layer, run, record) of each, and the teacher norm |w_2|/sqrt(d)."""
     ref = raw_data / "reference" / "spoc"
     published = np.stack([np.load(ref / "C1_random.npy"), np.load(ref / "C2_random.npy")])
     cfg = sgd.paper_sgd_config(n_runs=4, epochs=10, chunk_epochs=10, test_every=10, dtype="float32")
@@ -245,6 +245,7 @@ def _within_3_se(ours, theirs):
 
 
 @pytest.mark.published
+@pytest.mark.xdist_group("paper_size_runs")
 def test_first_record_matches_the_published_traces(paper_size_runs):
     """After the first batch visit, C_1 and C_2 (signed) equal the authors' (C1_random.npy, C2_random.npy) within 3
     combined standard errors: both start from the same seeded teacher and student, so this checks the draws and
@@ -256,6 +257,7 @@ def test_first_record_matches_the_published_traces(paper_size_runs):
 
 
 @pytest.mark.published
+@pytest.mark.xdist_group("paper_size_runs")
 def test_plateau_matches_the_published_traces(paper_size_runs):
     """After 10 epochs the sign-corrected C_2 has reached the authors' plateau at the same record (3 combined
     standard errors, run-to-run spread of our 4 and their 8 runs) and obeys the Cauchy-Schwarz bound
@@ -269,6 +271,7 @@ def test_plateau_matches_the_published_traces(paper_size_runs):
 
 
 @pytest.mark.published
+@pytest.mark.xdist_group("paper_size_runs")
 def test_last_layer_learning_speed_matches_the_published_traces(paper_size_runs):
     """The speed of learning: the true epoch at which a run's sign-corrected C_2 first reaches half its value after
     10 epochs (record 379; the published C_2 has plateaued there, test_plateau_matches_the_published_traces) equals

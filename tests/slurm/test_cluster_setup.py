@@ -1,5 +1,6 @@
 """Fast checks of the test-cluster machinery that need no SLURM (these run in the default suite): the configuration
-it writes, that it restores /etc/slurm, and that without SLURM the cluster tests are skipped with a reason."""
+it writes, that it restores /etc/slurm, and that without SLURM the cluster tests are skipped with a reason (and fail
+under CI)."""
 
 from __future__ import annotations
 
@@ -73,8 +74,9 @@ def test_missing_binaries_are_named(tmp_path, monkeypatch):
     assert not (tmp_path / "etc").exists()  # nothing written before the check
 
 
-def test_cluster_tests_skip_with_a_reason_without_slurm(tmp_path):
-    env = dict(os.environ, SMATTN_SLURM_PATH=str(tmp_path))
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_cluster_tests_skip_with_a_reason_without_slurm_and_fail_under_ci(tmp_path, ci):
+    env = dict(os.environ, SMATTN_SLURM_PATH=str(tmp_path), CI=ci)
     r = subprocess.run(
         [
             sys.executable,
@@ -95,9 +97,13 @@ def test_cluster_tests_skip_with_a_reason_without_slurm(tmp_path):
         timeout=120,
     )
     out = r.stdout + r.stderr
-    assert r.returncode == 0, out
-    assert "2 skipped" in out and "passed" not in out, out
     assert "no SLURM test cluster: SLURM binaries not found" in out, out
+    assert "passed" not in out, out
+    if ci:  # CI=true: a missing cluster is a failure (the fixture's error ends both tests), never a pass by skipping
+        assert r.returncode != 0 and "2 errors" in out and "skipped" not in out, out
+        assert "CI=true and this machine lacks a test's requirement" in out, out
+    else:
+        assert r.returncode == 0 and "2 skipped" in out, out
 
 
 def test_one_cluster_per_config_folder_at_a_time(tmp_path):

@@ -15,12 +15,12 @@ from .conftest import (
     RUN_TIMEOUT,
     SLURM_ARGS,
     TIMINGS,
+    SnakemakeBeside,
     finish_snakemake,
     kill_snakemake,
     slurm_jobs,
     start_snakemake,
 )
-from .conftest import snakemake_run as run_to_end
 from .test_workflow_through_slurm import assert_same_output
 
 pytestmark = pytest.mark.slurm
@@ -59,9 +59,11 @@ def test_requeued_training_resumes_and_equals_an_uninterrupted_run(slurm_cluster
     ref_dir = copy_workflow(tmp_path_factory.mktemp("uninterrupted"))
     req_dir = copy_workflow(tmp_path_factory.mktemp("requeued"))
 
-    ref = run_to_end([MODEL, "--profile", "profiles/local", "--cores", "2", *CONFIG], ref_dir, timeout=RUN_TIMEOUT)
-    assert ref.returncode == 0 and not ref.timed_out, ref.tail()
-
+    # the uninterrupted reference runs locally beside the requeued run: each is one single-threaded job at a time
+    # (image preparation, then the training), so together they fill the two cores instead of taking turns
+    reference = SnakemakeBeside(
+        [MODEL, "--profile", "profiles/local", "--cores", "1", *CONFIG], ref_dir, "uninterrupted"
+    )
     args = [MODEL, *SLURM_ARGS, *CONFIG]
     log = req_dir / ".requeued.out"
     t0 = time.monotonic()
@@ -79,9 +81,13 @@ def test_requeued_training_resumes_and_equals_an_uninterrupted_run(slurm_cluster
             time.sleep(0.2)
     except BaseException:
         kill_snakemake(proc, slurm_cluster)
+        reference.kill()
         raise
+    ref = reference.finish(timeout=RUN_TIMEOUT)
     run = finish_snakemake(proc, args, log, t0, timeout=RUN_TIMEOUT, cluster=slurm_cluster)
+    TIMINGS["uninterrupted training, local, beside the requeued one (snakemake wall time)"] = ref.seconds
     TIMINGS["training requeued mid-run through SLURM (snakemake wall time)"] = run.seconds
+    assert ref.returncode == 0 and not ref.timed_out, ref.tail()
     assert requeued_at is not None, f"the training job was never caught mid-run\n{run.tail()}"
     assert run.returncode == 0 and not run.timed_out, run.tail()
     print(f"\n[slurm] training job {job_id} requeued at checkpoint step {requeued_at}; run {run.seconds:.1f} s")
