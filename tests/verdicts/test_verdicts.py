@@ -7,7 +7,7 @@ The file lists every row of every group (``group``, ``claim``, ``id``) with its 
 ``not informative`` carries the ``reason`` it is expected. Any change of status — a FAIL that appears, a FAIL that
 turns into a pass, a row added or removed — fails the test, so the table of record changes only with the file, in a
 commit that says why. Regenerate the file from a run with ``python tests/verdicts/record_expected.py <claims.csv>...``
-and review the diff. Select with ``pytest -m verdicts`` (about 15 minutes on 2 cores); the default run leaves it out.
+and review the diff. Select with ``pytest -m verdicts`` (about 17 minutes on 2 cores); the default run leaves it out.
 """
 
 from __future__ import annotations
